@@ -1,0 +1,332 @@
+"""The `heart` command: one subcommand per stage, plus `heart run` for all of them in order."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import func, select
+
+from heart.config import STUDY_FILE
+from heart.errors import HeartError
+
+if TYPE_CHECKING:
+    from heart.study import Study
+
+app = typer.Typer(
+    help="Run the HEART benchmark: build items from ESConv, generate completions, judge pairs, "
+    "and rank systems with honest intervals. Every command works on a study folder (--study).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+items_app = typer.Typer(help="Build and inspect the benchmark's items (contexts).",
+                        no_args_is_help=True)
+app.add_typer(items_app, name="items")
+console = Console()
+
+StudyOption = Annotated[
+    Path, typer.Option("--study", "-s", help="The study folder (holds study.yaml).")
+]
+
+
+@contextmanager
+def _study(root: Path) -> Iterator[Study]:
+    from heart.study import open_study
+
+    study = open_study(root)
+    try:
+        yield study
+    finally:
+        study.close()
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder to create the study in.")],
+    demo: Annotated[bool, typer.Option(help="Set up the bundled, offline demo study.")] = False,
+) -> None:
+    """Create a study folder with a study.yaml (and, with --demo, the demo corpus)."""
+    target = directory / STUDY_FILE
+    if target.exists():
+        raise HeartError(f"{target} already exists; choose another folder or edit that file")
+    directory.mkdir(parents=True, exist_ok=True)
+    data = files("heart.demo")
+    if demo:
+        target.write_text(data.joinpath("study.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+        corpus = data.joinpath("esconv_demo.jsonl")
+        (directory / "esconv_demo.jsonl").write_text(corpus.read_text(encoding="utf-8"),
+                                                     encoding="utf-8")
+    else:
+        target.write_text(data.joinpath("template.yaml").read_text(encoding="utf-8"),
+                          encoding="utf-8")
+    with _study(directory):
+        pass
+    console.print(f"Created {target}" + (" (demo study)" if demo else "; edit it, then `heart run`"))
+
+
+def _esconv_path(study: Study, override: Path | None) -> Path:
+    if override is not None:
+        return override
+    if study.config.items.esconv is None:
+        raise HeartError(
+            f"{study.root / STUDY_FILE}: 'items.esconv' is not set; set it to an ESConv file or "
+            "folder, or pass --esconv PATH"
+        )
+    path = Path(study.config.items.esconv)
+    return path if path.is_absolute() else study.root / path
+
+
+def _build_items(study: Study, esconv: Path | None) -> None:
+    from heart.corpus import load_corpus
+    from heart.items import save_selection, select_regular_items
+
+    start = time.perf_counter()
+    corpus = load_corpus(_esconv_path(study, esconv))
+    spec = study.config.items
+    selection = select_regular_items(
+        corpus.conversations,
+        n_items=spec.regular,
+        seed=study.config.seed,
+        max_per_dialogue=spec.max_per_dialogue,
+        min_context_turns=spec.min_context_turns,
+    )
+    changed = save_selection(study.store, corpus, selection)
+    elapsed = time.perf_counter() - start
+
+    by_problem = selection.counts_by_problem()
+    table = Table(title=f"{len(selection.items)} regular items from "
+                        f"{len(corpus.conversations)} conversations")
+    for col in ("problem type", "conversations", "share", "items"):
+        table.add_column(col, justify="left" if col == "problem type" else "right")
+    total = sum(selection.conversations_by_problem.values())
+    for problem, n in sorted(selection.conversations_by_problem.items(), key=lambda kv: -kv[1]):
+        table.add_row(problem, str(n), f"{spec.regular * n / total:.1f}", str(by_problem[problem]))
+    console.print(table)
+    rules = Table(title=f"{len(selection.decisions)} couplets screened")
+    rules.add_column("rule")
+    rules.add_column("kept", justify="center")
+    rules.add_column("couplets", justify="right")
+    for rule, n in sorted(selection.counts_by_rule().items(), key=lambda kv: -kv[1]):
+        rules.add_row(rule, "yes" if rule == "selected" else "", str(n))
+    console.print(rules)
+    if corpus.duplicates:
+        console.print(f"{corpus.duplicates} duplicate conversations were skipped.")
+    state = "stored" if changed else "unchanged (already stored)"
+    console.print(f"Items {state} in {elapsed:.1f} s.")
+
+
+@items_app.command("build")
+def items_build(
+    study: StudyOption = Path("."),
+    esconv: Annotated[
+        Path | None, typer.Option(help="ESConv file or folder (default: items.esconv).")
+    ] = None,
+) -> None:
+    """Screen every couplet of the corpus and store the regular items, with a summary."""
+    with _study(study) as s:
+        _build_items(s, esconv)
+
+
+@items_app.command("show")
+def items_show(
+    item_id: Annotated[str, typer.Argument(help="An item id, as in `heart items list`.")],
+    study: StudyOption = Path("."),
+) -> None:
+    """Print one item's context, its original reply, and its metadata."""
+    from heart.store import ItemRow, ScreeningRow
+    from heart.transcript import ROLE_NAMES
+    from heart.types import Turn
+
+    with _study(study) as s, s.store.session() as session:
+        row = session.get(ItemRow, item_id)
+        if row is None:
+            raise HeartError(f"no item {item_id!r} in {study}; list them with `heart items list`")
+        screened = session.scalars(select(ScreeningRow).where(ScreeningRow.item_id == item_id)).first()
+        console.print(f"[bold]{row.id}[/bold]  {row.subset}  {row.problem_type} / {row.emotion_type}")
+        console.print(f"situation: {row.situation}")
+        console.print(f"conversation {row.conversation_id}, reply turn {row.turn_index}, "
+                      f"hash {row.content_hash[:16]}")
+        if screened is not None:
+            console.print(f"screen: {screened.detail}")
+        console.print()
+        for raw in row.context:
+            turn = Turn.model_validate(raw)
+            colour = "cyan" if turn.role.value == "seeker" else "green"
+            console.print(f"[{colour}]{ROLE_NAMES[turn.role]}:[/{colour}] {turn.text}")
+        console.print(f"\n[bold]original reply:[/bold] {row.reference}")
+
+
+@items_app.command("list")
+def items_list(study: StudyOption = Path(".")) -> None:
+    """List the stored items."""
+    from heart.store import ItemRow
+
+    with _study(study) as s, s.store.session() as session:
+        table = Table()
+        for col in ("id", "subset", "problem type", "turn", "last seeker turn"):
+            table.add_column(col)
+        for row in session.scalars(select(ItemRow).order_by(ItemRow.problem_type, ItemRow.id)):
+            last = row.context[-1]["text"]
+            table.add_row(row.id, row.subset, row.problem_type, str(row.turn_index),
+                          last[:70] + ("…" if len(last) > 70 else ""))
+        console.print(table)
+
+
+def _generate(s: Study) -> None:
+    from heart.generate import generate as run_generation
+
+    summary = run_generation(s, console)
+    calls = summary.model_calls
+    console.print(
+        f"generate: {summary.fixed} fixed replies stored, {calls.calls} model calls "
+        f"({calls.cached} from cache, {calls.failed} failed), {summary.already_done} already done"
+    )
+    if calls.failed:
+        console.print(f"[yellow]{calls.failed} completions failed and will be retried on the next "
+                      f"run; first reason: {calls.errors[0]}[/yellow]")
+
+
+def _judge(s: Study) -> None:
+    from heart.judging import build_pairs, judge_pairs
+
+    added = build_pairs(s.store, s.config.pairs, s.config.seed)
+    summary = judge_pairs(s, console)
+    calls = summary.model_calls
+    console.print(
+        f"judge: {added} new pairs, {calls.calls} judge calls ({calls.cached} from cache, "
+        f"{calls.failed} failed), {summary.already_done} judgments already done"
+    )
+    if calls.failed:
+        console.print(f"[yellow]{calls.failed} calls failed and will be retried on the next run; "
+                      f"first reason: {calls.errors[0]}[/yellow]")
+
+
+def _report(s: Study) -> Path:
+    from heart.report import gather_facts, terminal_table, write_report
+
+    facts = gather_facts(s)
+    console.print(terminal_table(facts))
+    for check in facts.position:
+        if check.flagged:
+            console.print(
+                f"[bold red]Judge {check.judge} is unreliable: the reply shown first won "
+                f"{100 * check.first_wins:.0f}% of {check.judgments} verdicts.[/bold red]"
+            )
+    path = write_report(facts, s.report_dir)
+    console.print(f"Report: {path}")
+    return path
+
+
+@app.command()
+def generate(study: StudyOption = Path(".")) -> None:
+    """Generate every missing completion (models, the ESConv original, controls)."""
+    with _study(study) as s:
+        _generate(s)
+
+
+@app.command()
+def judge(study: StudyOption = Path(".")) -> None:
+    """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
+    with _study(study) as s:
+        _judge(s)
+
+
+@app.command()
+def leaderboard(study: StudyOption = Path(".")) -> None:
+    """Print the leaderboard in the terminal."""
+    from heart.report import gather_facts, terminal_table
+
+    with _study(study) as s:
+        console.print(terminal_table(gather_facts(s)))
+
+
+@app.command()
+def report(study: StudyOption = Path(".")) -> None:
+    """Write the report (HTML, Markdown, CSV) into the study's report/ folder."""
+    with _study(study) as s:
+        _report(s)
+
+
+@app.command()
+def run(study: StudyOption = Path(".")) -> None:
+    """Every stage in order (items, generate, judge, report), skipping finished work."""
+    from heart.store import ItemRow
+
+    start = time.perf_counter()
+    with _study(study) as s:
+        with s.store.session() as session:
+            have_items = session.scalar(select(func.count()).select_from(ItemRow))
+        if have_items:
+            console.print(f"items: {have_items} already built")
+        else:
+            _build_items(s, None)
+        _generate(s)
+        _judge(s)
+        _report(s)
+    console.print(f"Done in {time.perf_counter() - start:.0f} s.")
+
+
+@app.command("export")
+def export(
+    out: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
+    study: StudyOption = Path("."),
+) -> None:
+    """Write the study as a bundle: JSON Lines per table, the study file, a sha256 manifest."""
+    from heart.release import export_bundle
+
+    with _study(study) as s:
+        manifest = export_bundle(s.store, s.root, out)
+    rows = {k: v["rows"] for k, v in manifest["files"].items() if v["rows"] is not None}
+    console.print(f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
+
+
+@app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(help="A bundle folder, or a CSV/JSON Lines file.")],
+    study: StudyOption = Path("."),
+    table: Annotated[
+        str | None,
+        typer.Option(help="For a file: 'completions' or 'judgments'."),
+    ] = None,
+) -> None:
+    """Import a bundle (or completions/judgments from a file) into the study, all or nothing.
+
+    Importing a bundle into a folder without a study.yaml creates the study from the bundle.
+    """
+    from heart.release import import_bundle, import_table, read_bundle
+
+    if path.is_dir():
+        if not (study / STUDY_FILE).exists():
+            config_text, _ = read_bundle(path)
+            study.mkdir(parents=True, exist_ok=True)
+            (study / STUDY_FILE).write_text(config_text, encoding="utf-8")
+        with _study(study) as s:
+            summary = import_bundle(s.store, path)
+    else:
+        if table is None:
+            raise HeartError(f"{path} is a file: say what it holds with --table completions "
+                             "or --table judgments")
+        with _study(study) as s:
+            summary = import_table(s.store, path, table, s.config.seed)
+    added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
+    console.print(f"Imported: {added}")
+
+
+def main() -> None:
+    """Entry point: run the app, turning the project's own errors into a message and exit code 2."""
+    try:
+        app()
+    except HeartError as exc:
+        console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        sys.exit(2)
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,222 @@
+"""The study file (study.yaml) → validated objects, with errors that name the line and field."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from heart.errors import ConfigError
+from heart.types import SystemKind
+
+STUDY_FILE = "study.yaml"
+DEFAULT_STORE = "heart.db"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(Strict):
+    """US dollars per million tokens."""
+
+    input_per_mtok: float = Field(0.0, ge=0)
+    output_per_mtok: float = Field(0.0, ge=0)
+
+
+class ModelSpec(Strict):
+    """How to reach a model: provider, model name, and decoding parameters."""
+
+    provider: Literal["embedded", "openai", "anthropic"] = "embedded"
+    model: str = "smollm2-135m-instruct-q4_1"
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        None, description="name of the environment variable holding the API key"
+    )
+    max_tokens: int = Field(128, gt=0, le=8192)
+    temperature: float = Field(0.0, ge=0, le=2)
+    top_p: float = Field(1.0, gt=0, le=1)
+    n_ctx: int = Field(4096, gt=0)
+    price: Price = Price()
+
+
+class SystemSpec(Strict):
+    """A contestant: a model, the human pool, the ESConv original, or a fixed control reply."""
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    kind: SystemKind
+    family: str = Field(min_length=1)
+    model: ModelSpec | None = None
+    reply: str | None = Field(None, description="the fixed reply of a control system")
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> SystemSpec:
+        if self.kind is SystemKind.MODEL and self.model is None:
+            raise ValueError(f"system '{self.name}' has kind 'model' but no 'model' section")
+        if self.kind is SystemKind.CONTROL and not self.reply:
+            raise ValueError(f"system '{self.name}' has kind 'control' but no 'reply'")
+        return self
+
+
+class JudgeSpec(Strict):
+    """An LLM judge of the ensemble."""
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    family: str = Field(min_length=1)
+    model: ModelSpec
+
+
+class PairDesign(StrEnum):
+    ALL = "all"
+    BASELINE = "baseline"
+    SAMPLED = "sampled"
+
+
+class PairsSpec(Strict):
+    design: PairDesign = PairDesign.ALL
+    baseline: str | None = None
+    per_item: int | None = Field(None, gt=0)
+    both_orders: bool = False
+
+
+class ItemsSpec(Strict):
+    esconv: str | None = Field(None, description="ESConv file or folder, relative to the study")
+    regular: int = Field(280, gt=0)
+    max_per_dialogue: int = Field(2, gt=0)
+    min_context_turns: int = Field(3, gt=0)
+
+
+class RatingsSpec(Strict):
+    bootstrap_rounds: int = Field(1000, gt=0, le=100_000)
+    level: float = Field(0.95, gt=0, lt=1)
+
+
+class StudyConfig(Strict):
+    """The whole study file."""
+
+    name: str = Field(min_length=1)
+    seed: int = 0
+    store: str | None = Field(None, description="SQLAlchemy URL; default: SQLite in the study")
+    items: ItemsSpec = ItemsSpec()
+    systems: list[SystemSpec] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(default_factory=list)
+    pairs: PairsSpec = PairsSpec()
+    ratings: RatingsSpec = RatingsSpec()
+
+    @field_validator("systems")
+    @classmethod
+    def _unique_systems(cls, systems: list[SystemSpec]) -> list[SystemSpec]:
+        _require_unique([s.name for s in systems], "system")
+        return systems
+
+    @field_validator("judges")
+    @classmethod
+    def _unique_judges(cls, judges: list[JudgeSpec]) -> list[JudgeSpec]:
+        _require_unique([j.name for j in judges], "judge")
+        return judges
+
+    @model_validator(mode="after")
+    def _baseline_known(self) -> StudyConfig:
+        if self.pairs.design is PairDesign.BASELINE:
+            names = {s.name for s in self.systems}
+            if self.pairs.baseline not in names:
+                raise ValueError(
+                    f"pairs.baseline must name one of the systems {sorted(names)}, "
+                    f"got {self.pairs.baseline!r}"
+                )
+        if self.pairs.design is PairDesign.SAMPLED and self.pairs.per_item is None:
+            raise ValueError("pairs.design 'sampled' needs pairs.per_item")
+        return self
+
+    def system(self, name: str) -> SystemSpec:
+        for spec in self.systems:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+
+def _require_unique(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} name '{name}' appears twice; names must be unique")
+        seen.add(name)
+
+
+def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    """Record the 1-based line of every mapping key and sequence entry under ``node``."""
+    out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            out[(*path, key)] = key_node.start_mark.line + 1
+            _line_index(value_node, (*path, key), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            _line_index(child, (*path, i), out)
+
+
+def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def parse_study(text: str, source: str = STUDY_FILE) -> StudyConfig:
+    """Validate the text of a study file; errors name the line and field and say what is expected."""
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        started = (
+            f" ({exc.context} started on line {exc.context_mark.line + 1})"
+            if exc.context and exc.context_mark
+            else ""
+        )
+        where = f"{source} line {line}" if line else source
+        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{started}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict) or node is None:
+        raise ConfigError(f"{source}: expected a mapping of study settings at the top level")
+    lines: dict[tuple[Any, ...], int] = {}
+    _line_index(node, (), lines)
+    try:
+        return StudyConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+            field = ".".join(str(p) for p in loc) or "(top level)"
+            line = _line_of(lines, loc)
+            where = f"{source} line {line}" if line else source
+            got = err.get("input")
+            got_text = "" if isinstance(got, dict | list) or got is None else f", got {got!r}"
+            message = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                message = "unknown setting; check its spelling and indentation"
+            problems.append(f"{where}: '{field}': {message}{got_text}")
+        raise ConfigError("\n".join(problems)) from None
+
+
+def load_study(study_dir: Path) -> StudyConfig:
+    """Read and validate ``study_dir/study.yaml``."""
+    path = study_dir / STUDY_FILE
+    if not path.is_file():
+        raise ConfigError(
+            f"{path}: no study file here; create one with `heart init {study_dir}` "
+            "or pass --study DIR"
+        )
+    return parse_study(path.read_text(encoding="utf-8"), str(path))
+
+
+def store_url(config: StudyConfig, study_dir: Path) -> str:
+    """The store's SQLAlchemy URL: the configured one, else SQLite inside the study."""
+    if config.store:
+        return config.store
+    return f"sqlite:///{(study_dir / DEFAULT_STORE).resolve()}"

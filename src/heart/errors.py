@@ -1,0 +1,51 @@
+"""The project's own error types: each says what was wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+
+class HeartError(Exception):
+    """Base of every error heart-bench raises on purpose; the CLI prints it without a traceback."""
+
+
+class CorpusError(HeartError):
+    """An ESConv file that cannot be read: names the file, the line or conversation, and the field."""
+
+    def __init__(
+        self,
+        path: str,
+        problem: str,
+        *,
+        line: int | None = None,
+        conversation: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.conversation = conversation
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        where = [path]
+        if line is not None:
+            where.append(f"line {line}")
+        if conversation is not None:
+            where.append(f"conversation {conversation}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        message = ", ".join(where) + f": {problem}"
+        if fix:
+            message += f" ({fix})"
+        super().__init__(message)
+
+
+class ConfigError(HeartError):
+    """A study file that fails validation."""
+
+
+class StoreError(HeartError):
+    """A store that cannot be opened, migrated, or written as asked."""
+
+
+class ImportRefused(HeartError):
+    """An import that would reference unknown items or systems; nothing was written."""

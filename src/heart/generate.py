@@ -1,0 +1,147 @@
+"""The generation stage: one completion per system per item, skipping what is already stored."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from rich.console import Console
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from heart.config import SystemSpec
+from heart.engine import Call, RunSummary, run_calls
+from heart.items import item_from_row
+from heart.models import ChatModel, ChatRequest, ChatResponse, Message, make_chat_model
+from heart.prompts import Prompt, load_prompt
+from heart.store import CompletionRow, ItemRow, PromptRow, Store, now_iso
+from heart.study import Study
+from heart.transcript import render_transcript
+from heart.types import Item, SystemKind, stable_id
+
+GENERATION_PROMPT = "generation"
+
+
+def completion_id(item_id: str, system: str, contributor: str = "") -> str:
+    return stable_id("cp-", item_id, system, contributor)
+
+
+def generation_request(item: Item, prompt: Prompt, spec: SystemSpec) -> ChatRequest:
+    """The request a model system gets for ``item``: our system prompt, then the transcript."""
+    assert spec.model is not None
+    user = (
+        "Here is the conversation so far.\n\n"
+        f"{render_transcript(item.context)}\n\n"
+        "Write the supporter's next message."
+    )
+    return ChatRequest(
+        messages=(Message(role="system", content=prompt.text), Message(role="user", content=user)),
+        max_tokens=spec.model.max_tokens,
+        temperature=spec.model.temperature,
+        top_p=spec.model.top_p,
+    )
+
+
+def clean_reply(text: str) -> str:
+    """Strip whitespace and a wrapping pair of quotes the model may add."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+@dataclass
+class GenerationSummary:
+    fixed: int
+    model_calls: RunSummary
+    already_done: int
+
+
+def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
+    text = item.reference if system.kind is SystemKind.DATASET else (system.reply or "")
+    session.add(
+        CompletionRow(
+            id=completion_id(item.id, system.name),
+            item_id=item.id,
+            system=system.name,
+            contributor="",
+            status="ok",
+            text=text,
+            created_at=now_iso(),
+        )
+    )
+
+
+def _recorder(item: Item, system: SystemSpec, prompt: Prompt, key: str, price_in: float,
+              price_out: float):  # type: ignore[no-untyped-def]
+    def record(session: Session, response: ChatResponse | None, error: str | None) -> None:
+        cid = completion_id(item.id, system.name)
+        row = session.get(CompletionRow, cid) or CompletionRow(
+            id=cid, item_id=item.id, system=system.name, contributor=""
+        )
+        row.prompt_hash = prompt.hash
+        row.call_hash = key
+        row.created_at = now_iso()
+        text = clean_reply(response.text) if response else ""
+        if response is None or not text:
+            row.status, row.text = "failed", ""
+            row.error = error or f"empty reply (finish reason {response and response.finish_reason})"
+        else:
+            row.status, row.text, row.error = "ok", text, None
+            row.ttft_ms, row.latency_ms = response.ttft_ms, response.latency_ms
+            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
+            row.finish_reason = response.finish_reason
+            row.cost_usd = (response.tokens_in * price_in + response.tokens_out * price_out) / 1e6
+        session.merge(row)
+
+    return record
+
+
+def _register_prompt(store: Store, prompt: Prompt) -> None:
+    with store.session() as session:
+        session.merge(PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version,
+                                text=prompt.text))
+
+
+def generate(study: Study, console: Console | None = None) -> GenerationSummary:
+    """Fill in every missing or failed completion of every non-human system."""
+    prompt = load_prompt(GENERATION_PROMPT)
+    _register_prompt(study.store, prompt)
+    with study.store.session() as session:
+        items = [item_from_row(r) for r in session.scalars(select(ItemRow).order_by(ItemRow.id))]
+        done = {
+            (r.item_id, r.system)
+            for r in session.scalars(select(CompletionRow).where(CompletionRow.status == "ok"))
+        }
+    fixed = 0
+    calls: list[Call] = []
+    models: dict[str, ChatModel] = {}
+    for system in study.config.systems:
+        if system.kind is SystemKind.HUMAN:
+            continue
+        todo = [item for item in items if (item.id, system.name) not in done]
+        if system.kind in (SystemKind.DATASET, SystemKind.CONTROL):
+            with study.store.session() as session:
+                for item in todo:
+                    _store_fixed(session, item, system)
+            fixed += len(todo)
+            continue
+        assert system.model is not None
+        if todo:
+            models[system.name] = make_chat_model(system.model)
+        for item in todo:
+            request = generation_request(item, prompt, system)
+            model = models[system.name]
+            key = request.call_hash(model.provider, model.model)
+            price = system.model.price
+            calls.append(
+                Call(
+                    model=model,
+                    request=request,
+                    group=f"{system.name}/{item.id}",
+                    on_result=_recorder(item, system, prompt, key, price.input_per_mtok,
+                                        price.output_per_mtok),
+                )
+            )
+    summary = asyncio.run(run_calls(calls, study.store, label="generate", console=console))
+    return GenerationSummary(fixed=fixed, model_calls=summary, already_done=len(done))

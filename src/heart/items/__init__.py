@@ -1,0 +1,25 @@
+"""Items: the contexts of the benchmark, chosen from ESConv by a transparent rule-based screen."""
+
+from heart.items._build import item_from_row, item_to_row, save_selection
+from heart.items._rules import Screened, safety_rule, screen_seeker_turn
+from heart.items._select import (
+    Decision,
+    Selection,
+    make_item,
+    proportional_quotas,
+    select_regular_items,
+)
+
+__all__ = [
+    "Decision",
+    "Screened",
+    "Selection",
+    "item_from_row",
+    "item_to_row",
+    "make_item",
+    "proportional_quotas",
+    "safety_rule",
+    "save_selection",
+    "screen_seeker_turn",
+    "select_regular_items",
+]

@@ -1,0 +1,103 @@
+"""Writing a selection to the store: conversations, items and the screening record, all at once."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from sqlalchemy import delete, func, select
+
+from heart.corpus import Corpus
+from heart.errors import HeartError
+from heart.items._select import Selection
+from heart.store import CompletionRow, ConversationRow, ItemRow, ScreeningRow, Store
+from heart.types import Item, Subset, Turn
+
+
+def turn_to_json(turn: Turn) -> dict[str, object]:
+    return turn.model_dump(mode="json")
+
+
+def item_from_row(row: ItemRow) -> Item:
+    """The domain item stored in ``row``."""
+    return Item(
+        id=row.id,
+        content_hash=row.content_hash,
+        subset=Subset(row.subset),
+        conversation_id=row.conversation_id,
+        turn_index=row.turn_index,
+        context=tuple(Turn.model_validate(t) for t in row.context),
+        reference=row.reference,
+        problem_type=row.problem_type,
+        emotion_type=row.emotion_type,
+        situation=row.situation,
+        meta=row.meta,
+    )
+
+
+def item_to_row(item: Item) -> ItemRow:
+    return ItemRow(
+        id=item.id,
+        content_hash=item.content_hash,
+        subset=item.subset.value,
+        conversation_id=item.conversation_id,
+        turn_index=item.turn_index,
+        context=[turn_to_json(t) for t in item.context],
+        reference=item.reference,
+        problem_type=item.problem_type,
+        emotion_type=item.emotion_type,
+        situation=item.situation,
+        meta=item.meta,
+    )
+
+
+def save_selection(store: Store, corpus: Corpus, selection: Selection) -> bool:
+    """Store a regular selection; returns False when the same items are already stored.
+
+    Replacing a different selection is refused once completions refer to the old items, so a
+    rebuild never orphans work already paid for.
+    """
+    new_ids = {item.id for item in selection.items}
+    with store.session() as session:
+        old_ids = set(
+            session.scalars(select(ItemRow.id).where(ItemRow.subset == Subset.REGULAR.value))
+        )
+        if old_ids == new_ids:
+            return False
+        if old_ids:
+            used = session.scalar(
+                select(func.count()).select_from(CompletionRow).where(
+                    CompletionRow.item_id.in_(old_ids - new_ids)
+                )
+            )
+            if used:
+                raise HeartError(
+                    f"this study already has {len(old_ids)} regular items with {used} completions "
+                    "that the new selection would drop; build items in a new study "
+                    "(`heart init DIR`) or keep the corpus, seed and item settings unchanged"
+                )
+            session.execute(delete(ItemRow).where(ItemRow.id.in_(old_ids - new_ids)))
+        session.execute(delete(ScreeningRow))
+        used_conversations = {d.conversation_id for d in selection.decisions}
+        existing = set(session.scalars(select(ConversationRow.id)))
+        for conversation in corpus.conversations:
+            if conversation.id in existing or conversation.id not in used_conversations:
+                continue
+            origin = corpus.origins[conversation.id]
+            session.add(
+                ConversationRow(
+                    id=conversation.id,
+                    problem_type=conversation.problem_type,
+                    emotion_type=conversation.emotion_type,
+                    experience_type=conversation.experience_type,
+                    situation=conversation.situation,
+                    survey=conversation.survey,
+                    turns=[turn_to_json(t) for t in conversation.turns],
+                    origin=asdict(origin),
+                )
+            )
+        session.flush()
+        for item in selection.items:
+            if item.id not in old_ids:
+                session.add(item_to_row(item))
+        session.add_all(ScreeningRow(**asdict(d)) for d in selection.decisions)
+    return True

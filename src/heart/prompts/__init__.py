@@ -1,0 +1,29 @@
+"""Versioned prompt templates shipped with the package; each is identified by its content hash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from heart.types import sha256_hex
+
+_HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A template as shipped: ``name``, ``version``, ``text`` and the sha256 ``hash`` of the text."""
+
+    name: str
+    version: str
+    text: str
+    hash: str
+
+
+@cache
+def load_prompt(name: str, version: str = "v1") -> Prompt:
+    """The template file ``<name>.<version>.txt`` of this package."""
+    path = _HERE / f"{name}.{version}.txt"
+    text = path.read_text(encoding="utf-8")
+    return Prompt(name=name, version=version, text=text, hash=sha256_hex(text))

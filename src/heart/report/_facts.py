@@ -1,0 +1,82 @@
+"""What the report states about a study: counts, failures, prompts, the config, the board."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+
+from heart.analyses import (
+    Leaderboard,
+    PositionCheck,
+    build_leaderboard,
+    load_comparisons,
+    position_checks,
+)
+from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, SystemRow
+from heart.study import Study
+
+
+@dataclass
+class StudyFacts:
+    name: str
+    config_text: str
+    items: dict[str, int]
+    completions: dict[str, tuple[int, int]]  # system -> (ok, failed)
+    pairs: int
+    judgments: dict[str, tuple[int, int]]  # judge -> (ok, failed)
+    prompts: list[tuple[str, str, str]]  # name, version, hash
+    families: dict[str, str]
+    board: Leaderboard | None
+    position: list[PositionCheck] = field(default_factory=list)
+
+
+def _by_status(rows: list[tuple[str, str, int]]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for key, status, n in rows:
+        ok, failed = out.get(key, (0, 0))
+        out[key] = (ok + n, failed) if status == "ok" else (ok, failed + n)
+    return dict(sorted(out.items()))
+
+
+def gather_facts(study: Study) -> StudyFacts:
+    """Read everything the report shows from the store, and fit the board."""
+    with study.store.session() as s:
+        items = dict(s.execute(select(ItemRow.subset, func.count()).group_by(ItemRow.subset)).all())
+        completions = _by_status(
+            s.execute(
+                select(CompletionRow.system, CompletionRow.status, func.count())
+                .group_by(CompletionRow.system, CompletionRow.status)
+            ).all()
+        )
+        judgments = _by_status(
+            s.execute(
+                select(JudgmentRow.judge, JudgmentRow.status, func.count())
+                .group_by(JudgmentRow.judge, JudgmentRow.status)
+            ).all()
+        )
+        pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
+        prompts = [(p.name, p.version, p.hash) for p in s.scalars(select(PromptRow).order_by(PromptRow.name))]
+        families = {r.name: r.family for r in s.scalars(select(SystemRow))}
+    comparisons = load_comparisons(study.store)
+    board = None
+    if len(comparisons) and len(comparisons.systems) >= 2:
+        board = build_leaderboard(
+            comparisons,
+            rounds=study.config.ratings.bootstrap_rounds,
+            seed=study.config.seed,
+            level=study.config.ratings.level,
+        )
+    config_path = study.root / "study.yaml"
+    return StudyFacts(
+        name=study.config.name,
+        config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
+        items=items,
+        completions=completions,
+        pairs=pairs,
+        judgments=judgments,
+        prompts=prompts,
+        families=families,
+        board=board,
+        position=position_checks(comparisons) if len(comparisons) else [],
+    )

@@ -1,0 +1,164 @@
+"""Rendering the report: Markdown, one self-contained HTML file, CSV, and the terminal table."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+from pathlib import Path
+
+from rich.table import Table
+
+from heart.report._facts import StudyFacts
+from heart.types import Axis
+
+AXES = [a.value for a in Axis]
+
+
+def _pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:.0f}%"
+
+
+def board_rows(facts: StudyFacts) -> list[list[str]]:
+    """The board as text cells: rank, system, family, Elo, intervals, n, win rates."""
+    if facts.board is None:
+        return []
+    rows = []
+    for rank, s in enumerate(facts.board.standings, 1):
+        rows.append(
+            [
+                str(rank), s.system, facts.families.get(s.system, ""), f"{s.elo:.0f}",
+                f"{s.low:.0f}–{s.high:.0f}", f"{s.paper_low:.0f}–{s.paper_high:.0f}",
+                str(s.comparisons), _pct(s.win_rate),
+                *(_pct(s.axis_win_rates[a]) for a in AXES),
+            ]
+        )
+    return rows
+
+
+def board_header(facts: StudyFacts) -> list[str]:
+    level = f"{100 * facts.board.level:.0f}%" if facts.board else "95%"
+    return [
+        "#", "system", "family", "Elo", f"{level} CI (conversation bootstrap)",
+        f"{level} CI (paper, SE=√(1/n))", "comparisons", "win rate", *AXES,
+    ]
+
+
+def terminal_table(facts: StudyFacts) -> Table:
+    table = Table(title=f"HEART leaderboard: {facts.name} (LLM judges)")
+    for i, head in enumerate(board_header(facts)):
+        table.add_column(head, justify="left" if i in (1, 2) else "right")
+    for row in board_rows(facts):
+        table.add_row(*row)
+    return table
+
+
+def _position_lines(facts: StudyFacts) -> list[str]:
+    lines = []
+    for c in facts.position:
+        flag = (
+            " **UNRELIABLE: this judge favours the reply shown first; its verdicts say little "
+            "about the replies.**" if c.flagged else ""
+        )
+        lines.append(
+            f"- `{c.judge}`: the first-shown reply won {_pct(c.first_wins)} of {c.judgments} "
+            f"verdicts (95% CI {_pct(c.low)}–{_pct(c.high)}; an unbiased judge is near 50%).{flag}"
+        )
+    return lines
+
+
+def render_markdown(facts: StudyFacts) -> str:
+    out = [f"# HEART report: {facts.name}", ""]
+    if facts.board is None:
+        out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
+    else:
+        b = facts.board
+        out += [
+            f"{b.comparisons} LLM judgments over {b.conversations} conversations; Elo from a "
+            f"strength-weighted Bradley–Terry fit; intervals from {b.rounds} bootstrap rounds "
+            "that resample conversations, beside the paper's asymptotic interval.",
+            "",
+        ]
+        if b.separated:
+            out += ["Note: some system won or lost every comparison (perfect separation); the "
+                    "fit used a weak ridge penalty so the ratings stay finite.", ""]
+        header = board_header(facts)
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(r) + " |" for r in board_rows(facts)]
+        out.append("")
+    out += ["## Judge position check", ""]
+    out += _position_lines(facts) or ["No LLM judgments yet."]
+    out += ["", "## Study", ""]
+    out += [f"- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
+    out += [f"- pairs: {facts.pairs}"]
+    for system, (ok, failed) in facts.completions.items():
+        out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
+    for judge, (ok, failed) in facts.judgments.items():
+        out.append(f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)")
+    out += ["", "### Prompts", ""]
+    out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
+    out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0}th,td{padding:.3rem .6rem;border-bottom:1px solid #ddd}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.flag{color:#b00020;font-weight:600}
+pre{background:#f6f6f6;padding:1rem;overflow:auto}
+"""
+
+
+def render_html(facts: StudyFacts) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>HEART report: {e(facts.name)}</title><style>{CSS}</style></head><body>",
+        f"<h1>HEART report: {e(facts.name)}</h1>",
+    ]
+    if facts.board is None:
+        parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
+    else:
+        parts.append("<table id='leaderboard'><thead><tr>")
+        parts += [f"<th>{e(h)}</th>" for h in board_header(facts)]
+        parts.append("</tr></thead><tbody>")
+        for row in board_rows(facts):
+            cells = [
+                f"<td>{e(c)}</td>" if i in (1, 2) else f"<td class='num'>{e(c)}</td>"
+                for i, c in enumerate(row)
+            ]
+            parts.append("<tr>" + "".join(cells) + "</tr>")
+        parts.append("</tbody></table>")
+    parts.append("<h2>Judge position check</h2><ul>")
+    for c in facts.position:
+        cls = " class='flag'" if c.flagged else ""
+        verdict = " UNRELIABLE: favours the reply shown first." if c.flagged else ""
+        parts.append(
+            f"<li{cls}>{e(c.judge)}: first-shown reply won {_pct(c.first_wins)} of "
+            f"{c.judgments} (95% CI {_pct(c.low)}–{_pct(c.high)}).{verdict}</li>"
+        )
+    parts.append("</ul><h2>Study</h2>")
+    md = render_markdown(facts)
+    study_part = md.split("## Study", 1)[1]
+    parts.append(f"<pre>{e(study_part.strip())}</pre></body></html>")
+    return "".join(parts)
+
+
+def render_csv(facts: StudyFacts) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(board_header(facts))
+    writer.writerows(board_rows(facts))
+    return buffer.getvalue()
+
+
+def write_report(facts: StudyFacts, directory: Path) -> Path:
+    """Write report.md, index.html and leaderboard.csv into ``directory``; returns the HTML path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "report.md").write_text(render_markdown(facts), encoding="utf-8")
+    (directory / "leaderboard.csv").write_text(render_csv(facts), encoding="utf-8")
+    path = directory / "index.html"
+    path.write_text(render_html(facts), encoding="utf-8")
+    return path

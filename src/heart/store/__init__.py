@@ -1,0 +1,35 @@
+"""The study store: SQLAlchemy tables, opening and migrating, and the reads and writes stages use."""
+
+from heart.store._db import Store, now_iso, open_store
+from heart.store._tables import (
+    Base,
+    CallRow,
+    CompletionRow,
+    ConversationRow,
+    ItemRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    PromptRow,
+    RaterRow,
+    ScreeningRow,
+    SystemRow,
+)
+
+__all__ = [
+    "Base",
+    "CallRow",
+    "CompletionRow",
+    "ConversationRow",
+    "ItemRow",
+    "JudgeRow",
+    "JudgmentRow",
+    "PairRow",
+    "PromptRow",
+    "RaterRow",
+    "ScreeningRow",
+    "Store",
+    "SystemRow",
+    "now_iso",
+    "open_store",
+]

@@ -1,0 +1,89 @@
+"""Opening the store: any SQLAlchemy URL, SQLite in WAL mode by default, migrated to head."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from heart.errors import StoreError
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def now_iso() -> str:
+    """The current UTC time as stored in every ``created_at``."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def _migrate(engine: Engine) -> None:
+    config = _alembic_config()
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.begin() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+        if current == head:
+            return
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+@dataclass
+class Store:
+    """A migrated database and a session factory over it."""
+
+    url: str
+    engine: Engine
+    sessions: sessionmaker[Session]
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session committed on success and rolled back on any error."""
+        with self.sessions() as session, session.begin():
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_store(url: str) -> Store:
+    """Connect to ``url``, bring its schema to the newest migration, and return the store."""
+    try:
+        engine = create_engine(url, future=True)
+    except (ArgumentError, ImportError) as exc:
+        raise StoreError(
+            f"store URL {url!r} cannot be used: {exc}; give a SQLAlchemy URL such as "
+            "sqlite:///heart.db or postgresql+psycopg://user@host/db"
+        ) from None
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    try:
+        _migrate(engine)
+    except OperationalError as exc:
+        raise StoreError(f"store {engine.url!r} cannot be opened: {exc.orig}") from None
+    return Store(url=url, engine=engine, sessions=sessionmaker(engine, expire_on_commit=False))

@@ -1,0 +1,169 @@
+"""The store's tables. Ids are deterministic strings, so reruns and imports never duplicate rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class ConversationRow(Base):
+    """A normalised source conversation (turns as JSON)."""
+
+    __tablename__ = "conversations"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    problem_type: Mapped[str] = mapped_column(String(120))
+    emotion_type: Mapped[str] = mapped_column(String(120))
+    experience_type: Mapped[str] = mapped_column(String(120), default="")
+    situation: Mapped[str] = mapped_column(Text, default="")
+    survey: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    turns: Mapped[list[Any]] = mapped_column(JSON)
+    origin: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ItemRow(Base):
+    """A benchmark context: turns before the original reply, and the reply itself."""
+
+    __tablename__ = "items"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    subset: Mapped[str] = mapped_column(String(20), index=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id"), index=True)
+    turn_index: Mapped[int] = mapped_column(Integer)
+    context: Mapped[list[Any]] = mapped_column(JSON)
+    reference: Mapped[str] = mapped_column(Text)
+    problem_type: Mapped[str] = mapped_column(String(120), index=True)
+    emotion_type: Mapped[str] = mapped_column(String(120))
+    situation: Mapped[str] = mapped_column(Text, default="")
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ScreeningRow(Base):
+    """Why a candidate couplet was kept or dropped: one row per couplet seen by the screen."""
+
+    __tablename__ = "screening"
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id"), primary_key=True
+    )
+    turn_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kept: Mapped[bool] = mapped_column(Boolean)
+    rule: Mapped[str] = mapped_column(String(60), index=True)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    item_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+
+
+class SystemRow(Base):
+    __tablename__ = "systems"
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    family: Mapped[str] = mapped_column(String(80))
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class JudgeRow(Base):
+    __tablename__ = "judges"
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    source: Mapped[str] = mapped_column(String(10))  # llm | human
+    family: Mapped[str] = mapped_column(String(80))
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class RaterRow(Base):
+    """A person who writes completions or judges pairs (de-identified)."""
+
+    __tablename__ = "raters"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    excluded_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class CompletionRow(Base):
+    """One system's reply to one item (humans: one row per contributor)."""
+
+    __tablename__ = "completions"
+    __table_args__ = (UniqueConstraint("item_id", "system", "contributor"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    system: Mapped[str] = mapped_column(ForeignKey("systems.name"), index=True)
+    contributor: Mapped[str] = mapped_column(String(40), default="")
+    status: Mapped[str] = mapped_column(String(10))  # ok | failed
+    text: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    call_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ttft_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    finish_reason: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class PairRow(Base):
+    """Two completions of the same item, in the A/B order shown to judges."""
+
+    __tablename__ = "pairs"
+    __table_args__ = (UniqueConstraint("item_id", "a_id", "b_id"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    a_id: Mapped[str] = mapped_column(ForeignKey("completions.id"))
+    b_id: Mapped[str] = mapped_column(ForeignKey("completions.id"))
+    design: Mapped[str] = mapped_column(String(20))
+
+
+class JudgmentRow(Base):
+    """One judge's verdict on one pair in one presentation order.
+
+    ``order`` is ``ab`` when the judge saw the pair's A first, ``ba`` when swapped; ``winner`` is
+    always in the pair's own terms (``a``, ``b`` or ``tie``).
+    """
+
+    __tablename__ = "judgments"
+    __table_args__ = (UniqueConstraint("pair_id", "judge", "order"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    pair_id: Mapped[str] = mapped_column(ForeignKey("pairs.id"), index=True)
+    judge: Mapped[str] = mapped_column(ForeignKey("judges.name"), index=True)
+    order: Mapped[str] = mapped_column(String(2))
+    status: Mapped[str] = mapped_column(String(10))  # ok | failed
+    winner: Mapped[str | None] = mapped_column(String(4), nullable=True)
+    strength: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    axes: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    rationale: Mapped[str] = mapped_column(Text, default="")
+    raw: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    call_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class PromptRow(Base):
+    """A prompt template as used, by content hash, so every output can name its exact prompt."""
+
+    __tablename__ = "prompts"
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    version: Mapped[str] = mapped_column(String(20))
+    text: Mapped[str] = mapped_column(Text)
+
+
+class CallRow(Base):
+    """The model-call cache: the answer to a request, keyed by the hash of what determines it."""
+
+    __tablename__ = "calls"
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(String(200))
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[str] = mapped_column(String(32))
