@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -72,8 +73,9 @@ def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
     )
 
 
-def _recorder(item: Item, system: SystemSpec, prompt: Prompt, key: str, price_in: float,
-              price_out: float):  # type: ignore[no-untyped-def]
+def _recorder(
+    item: Item, system: SystemSpec, prompt: Prompt, key: str, price_in: float, price_out: float
+) -> Callable[[Session, ChatResponse | None, str | None], None]:
     def record(session: Session, response: ChatResponse | None, error: str | None) -> None:
         cid = completion_id(item.id, system.name)
         row = session.get(CompletionRow, cid) or CompletionRow(

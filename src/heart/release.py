@@ -15,9 +15,8 @@ from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE
 from heart.errors import ImportRefused
-from heart.judging import pair_id, seeded_order
 from heart.generate import completion_id
-from heart.judging import judgment_id
+from heart.judging import judgment_id, pair_id, seeded_order
 from heart.store import (
     Base,
     CompletionRow,
@@ -66,11 +65,11 @@ REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
 
 
 def _columns(model: type[Base]) -> list[str]:
-    return [c.key for c in inspect(model).columns]
+    return [str(c.key) for c in inspect(model).columns]
 
 
 def _key_columns(model: type[Base]) -> list[str]:
-    return [c.key for c in inspect(model).primary_key]
+    return [str(c.key) for c in inspect(model).primary_key]
 
 
 def _row_dict(row: Base) -> dict[str, Any]:

@@ -47,7 +47,10 @@ def _shares(
     np.add.at(score, comparisons.b, np.select([outcome == 1, outcome == 2], [1.0, 0.5], 0.0))
     np.add.at(count, comparisons.a, 1)
     np.add.at(count, comparisons.b, 1)
-    return np.divide(score, count, out=np.full(k, np.nan), where=count > 0)
+    shares: npt.NDArray[np.float64] = np.divide(
+        score, count, out=np.full(k, np.nan), where=count > 0
+    )
+    return shares
 
 
 def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> npt.NDArray[np.float64]:

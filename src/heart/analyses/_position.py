@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-
 from heart.analyses._comparisons import Comparisons
 
 FLAG_SHARE = 0.7

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.progress import (
+    TaskID,
     BarColumn,
     MofNCompleteColumn,
     Progress,
@@ -108,7 +109,7 @@ async def run_calls(
         transient=False,
     )
 
-    async def one(call: Call, task_id: int) -> None:
+    async def one(call: Call, task_id: TaskID) -> None:
         async with semaphore:
             response, error = await _execute(call, store)
         await asyncio.to_thread(_record, store, call, response, error)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select
 
-from heart.corpus import Corpus
 from heart.errors import HeartError
 from heart.items._select import Selection
 from heart.store import CompletionRow, ConversationRow, ItemRow, ScreeningRow, Store
 from heart.types import Item, Subset, Turn
+
+if TYPE_CHECKING:
+    from heart.corpus import Corpus
 
 
 def turn_to_json(turn: Turn) -> dict[str, object]:

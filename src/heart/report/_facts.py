@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, func, select
 
 from heart.analyses import (
     Leaderboard,
@@ -31,7 +32,7 @@ class StudyFacts:
     position: list[PositionCheck] = field(default_factory=list)
 
 
-def _by_status(rows: list[tuple[str, str, int]]) -> dict[str, tuple[int, int]]:
+def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     for key, status, n in rows:
         ok, failed = out.get(key, (0, 0))

@@ -91,7 +91,7 @@ def render_markdown(facts: StudyFacts) -> str:
     out += ["## Judge position check", ""]
     out += _position_lines(facts) or ["No LLM judgments yet."]
     out += ["", "## Study", ""]
-    out += [f"- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
+    out += ["- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
     out += [f"- pairs: {facts.pairs}"]
     for system, (ok, failed) in facts.completions.items():
         out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")

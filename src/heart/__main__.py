@@ -1,0 +1,5 @@
+"""`python -m heart` is the `heart` command."""
+
+from heart.cli import main
+
+main()

@@ -1,0 +1,31 @@
+"""Running the real `heart` command in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def heart(*args: str | Path, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m heart ARGS``; fail the test with its output when it fails and ``check``."""
+    result = subprocess.run(
+        [sys.executable, "-m", "heart", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"heart {' '.join(map(str, args))} exited {result.returncode}\n"
+            f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+        )
+    return result
+
+
+def set_items(study: Path, n: int) -> None:
+    """Change the number of regular items of a demo study."""
+    path = study / "study.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("regular: 16", f"regular: {n}"), encoding="utf-8")

@@ -1,0 +1,80 @@
+"""The demo study end to end with the embedded model: report, reruns, export and import."""
+
+from __future__ import annotations
+
+import csv
+import filecmp
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from heart.store import CallRow, CompletionRow, JudgmentRow, PairRow, open_store
+
+from .helpers import heart
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("demo") / "study"
+    heart("init", root, "--demo")
+    return root, heart("run", "--study", root).stdout
+
+
+def _count(root: Path, table: type) -> int:
+    store = open_store(f"sqlite:///{root / 'heart.db'}")
+    with store.session() as s:
+        n = s.scalar(select(func.count()).select_from(table)) or 0
+    store.close()
+    return int(n)
+
+
+def test_run_fills_every_stage_and_writes_the_report(demo: tuple[Path, str]) -> None:
+    root, out = demo
+    n_items = 16
+    assert _count(root, CompletionRow) == 3 * n_items
+    assert _count(root, PairRow) == 3 * n_items
+    assert _count(root, JudgmentRow) == 3 * n_items
+    with (root / "report" / "leaderboard.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["system"] for r in rows} == {"smollm2-135m", "esconv-original", "generic-warmth"}
+    assert sum(int(r["comparisons"]) for r in rows) == 2 * 3 * n_items
+    elos = [float(r["Elo"]) for r in rows]
+    assert abs(sum(elos) / 3 - 1500) < 1e-6
+    html = (root / "report" / "index.html").read_text()
+    assert "<table id='leaderboard'>" in html and "smollm2-135m" in html
+    assert "HEART leaderboard" in out and "Report:" in out
+
+
+def test_report_flags_the_embedded_judge(demo: tuple[Path, str]) -> None:
+    root, out = demo
+    markdown = (root / "report" / "report.md").read_text()
+    assert "UNRELIABLE" in markdown
+    assert "Judge smollm2-judge is unreliable" in out
+
+
+def test_second_run_makes_no_model_calls(demo: tuple[Path, str]) -> None:
+    root, _ = demo
+    calls_before = _count(root, CallRow)
+    out = heart("run", "--study", root).stdout
+    assert "generate: 0 fixed replies stored, 0 model calls" in out
+    assert "judge: 0 new pairs, 0 judge calls" in out
+    assert _count(root, CallRow) == calls_before
+
+
+def test_export_import_export_is_identical(demo: tuple[Path, str], tmp_path: Path) -> None:
+    root, _ = demo
+    first, second, fresh = tmp_path / "b1", tmp_path / "b2", tmp_path / "fresh"
+    heart("export", first, "--study", root)
+    heart("import", first, "--study", fresh)
+    heart("export", second, "--study", fresh)
+    names = sorted(p.name for p in first.iterdir())
+    assert names == sorted(p.name for p in second.iterdir())
+    assert "manifest.json" in names and "judgments.jsonl" in names
+    match, mismatch, errors = filecmp.cmpfiles(first, second, names, shallow=False)
+    assert mismatch == [] and errors == [] and sorted(match) == names
+    # importing the same bundle again adds nothing and changes nothing
+    out = heart("import", first, "--study", fresh).stdout
+    assert "nothing new" in out
