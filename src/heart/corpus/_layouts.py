@@ -1,4 +1,4 @@
-"""The three ESConv file layouts: detecting which one a file uses, and reading each into conversations.
+"""The three ESConv file layouts: detecting which one a file uses, and reading each one.
 
 * ``hf``: JSON Lines (despite the ``.json`` name), turns ``{speaker: usr|sys, text, strategy}``;
 * ``upstream``: one JSON array, turns ``{speaker: seeker|supporter, annotation, content}``;
@@ -88,7 +88,7 @@ class _Site:
 
 
 def detect_layout(path: str | Path) -> Layout:
-    """Which layout a file uses: ``hf`` if it starts with ``{``, else upstream or failed by speakers."""
+    """A file's layout: ``hf`` if it starts with ``{``, else upstream or failed by speakers."""
     name = str(path)
     text = _read_text(Path(path))
     if _first_char(name, text) == "{":
@@ -120,9 +120,10 @@ def read_hf(path: str, text: str) -> list[tuple[Origin, Conversation]]:
         except (ValueError, RecursionError) as err:
             raise site.error(
                 f"malformed JSON: {_json_problem(err)}",
-                fix="the hf layout is JSON Lines: each line must hold one whole conversation object",
+                fix="the hf layout is JSON Lines: each line holds one whole conversation object",
             ) from None
-        found.append((Origin(path, len(found), number, _HF.layout), _conversation(record, site, _HF)))
+        origin = Origin(path, len(found), number, _HF.layout)
+        found.append((origin, _conversation(record, site, _HF)))
     if not found:
         raise _Site(path).error("the file holds no conversations", fix="check it is the right file")
     return found
@@ -142,7 +143,7 @@ def _read_array(
     path: str, records: list[object], schema: _Schema
 ) -> list[tuple[Origin, Conversation]]:
     if not records:
-        raise _Site(path).error("the array holds no conversations", fix="check it is the right file")
+        raise _Site(path).error("the array is empty", fix="check it is the right file")
     return [
         (Origin(path, index, None, schema.layout),
          _conversation(record, _Site(path, conversation=index), schema))
@@ -183,7 +184,7 @@ def _first_char(path: str, text: str) -> str:
             path,
             f"starts with {first!r}, which is neither an ESConv JSON array nor JSON Lines",
             line=line,
-            fix="give a JSON array of conversations ('[') or one conversation object per line ('{')",
+            fix="give a JSON array of conversations ('[') or one conversation per line ('{')",
         )
     return first
 
@@ -196,7 +197,7 @@ def _parse_array(path: str, text: str) -> list[object]:
             path,
             f"malformed JSON: {err.msg} at column {err.colno}",
             line=err.lineno,
-            fix="repair the JSON (an array of conversation objects)",
+            fix="the upstream and failed layouts are one JSON array of conversation objects",
         ) from None
     except (ValueError, RecursionError) as err:
         raise CorpusError(path, f"malformed JSON: {_json_problem(err)}") from None
@@ -233,7 +234,7 @@ def _conversation(record: object, site: _Site, schema: _Schema) -> Conversation:
     situation = collapse_whitespace(_optional_text(record, "situation", site))
     dialog = record.get("dialog")
     if dialog is None:
-        raise site.error("is missing", field="dialog", fix="give the conversation's turns as a list")
+        raise site.error("is missing", field="dialog", fix="give the turns as a list")
     if not isinstance(dialog, list):
         raise site.error(f"expected a list of turns, got {_kind(dialog)}", field="dialog",
                          fix="give the conversation's turns as a list")
@@ -287,7 +288,8 @@ def _role(turn: dict[str, object], field: str, site: _Site, schema: _Schema) -> 
     if label is None:
         raise site.error("is missing", field=f"{field}.speaker", fix=fix)
     if not isinstance(label, str):
-        raise site.error(f"expected a string, got {_kind(label)}", field=f"{field}.speaker", fix=fix)
+        raise site.error(f"expected a string, got {_kind(label)}", field=f"{field}.speaker",
+                         fix=fix)
     role = schema.role(label)
     if role is None:
         raise site.error(f"unknown speaker label {label!r}", field=f"{field}.speaker", fix=fix)
@@ -336,7 +338,7 @@ def _survey(value: object, site: _Site) -> dict[str, dict[str, int]]:
             try:
                 survey[side][_text(name, site, field)] = parse_score(score)
             except ValueError as err:
-                raise site.error(str(err), field=field, fix="use a whole number such as '4'") from None
+                raise site.error(str(err), field=field, fix="use a whole number") from None
     return survey
 
 

@@ -1,4 +1,4 @@
-"""Normalising ESConv values: whitespace, strategy labels, ratings, and merging utterances into turns.
+"""Normalising ESConv values: whitespace, strategy labels, ratings, and merging into turns.
 
 Everything here is a pure function of values already taken out of a file; bad values raise
 ``ValueError`` with a short problem statement, which the readers turn into a ``CorpusError``

@@ -84,7 +84,8 @@ IDENTIFYING = re.compile(
     r"|\bmy (?:full )?name is [A-Z][a-z]+ [A-Z][a-z]+",  # full name
 )
 
-MIN_WORDS = 8
+MIN_WORDS = 10
+MIN_CUES = 2  # distinct distress/conflict cues that make a clear signal without a request
 
 
 @dataclass(frozen=True)
@@ -121,14 +122,15 @@ def screen_seeker_turn(text: str) -> Screened:
     if not (distress or conflict or request):
         return Screened(False, "no_response_potential")
     n_words = len(text.split())
-    if n_words < MIN_WORDS:
-        return Screened(False, "weak_emotional_signal", f"{n_words} words")
     closing = _found(CLOSING, text)
     if closing and n_words <= 20 and not request:
         return Screened(False, "closing_turn", ", ".join(closing))
     clinical = _found(CLINICAL, text)
     if clinical:
         return Screened(False, "needs_clinical_expertise", ", ".join(clinical))
+    if n_words < MIN_WORDS or (not request and len(distress) + len(conflict) < MIN_CUES):
+        cues = ", ".join(distress + conflict) or "none"
+        return Screened(False, "weak_emotional_signal", f"{n_words} words; cues: {cues}")
     kind = "request" if request else "conflict" if conflict else "distress"
     cues = distress + conflict + request
     score = len(set(distress)) + 1.5 * len(set(conflict)) + 2.0 * len(set(request))

@@ -39,7 +39,8 @@ class BradleyTerryFit:
 def elo_from_theta(theta: FloatArray) -> FloatArray:
     """Elo = 400·(θ − mean θ)/ln 10 + 1500, along the last axis."""
     t = np.asarray(theta, dtype=np.float64)
-    return ELO_SCALE * (t - t.mean(axis=-1, keepdims=True)) + ELO_BASE
+    centred: FloatArray = t - t.mean(axis=-1, keepdims=True)
+    return ELO_SCALE * centred + ELO_BASE
 
 
 def _as_wins(wins: FloatArray, ndim: int) -> FloatArray:
@@ -67,7 +68,7 @@ def bradley_terry_mle_exists(wins: FloatArray) -> BoolArray:
     k = w.shape[-1]
     beat = w > 0
     beat[..., np.arange(k), np.arange(k)] = False
-    compared = beat.any(axis=-1) | beat.any(axis=-2)
+    compared: BoolArray = np.asarray(beat.any(axis=-1) | beat.any(axis=-2))
     reach = (beat | np.eye(k, dtype=bool)).astype(np.float32)
     span = 1
     while span < k - 1:  # after s squarings, paths of length up to 2**s are covered

@@ -60,7 +60,7 @@ def win_matrix(
             raise ValueError("weights must be finite and non-negative")
     share = np.where(t, 0.5, 1.0) * weights
     size = n_systems * n_systems
-    flat = np.bincount(w * n_systems + lo, weights=share, minlength=size)
+    flat = np.bincount(w * n_systems + lo, weights=share, minlength=size).astype(np.float64)
     flat += np.bincount(lo[t] * n_systems + w[t], weights=share[t], minlength=size)
     return flat.reshape(n_systems, n_systems)
 
@@ -76,7 +76,9 @@ def win_rates(wins: FloatArray) -> FloatArray:
     w = w - np.diag(np.diag(w))
     won = w.sum(axis=1)
     total = won + w.sum(axis=0)
-    return np.divide(won, total, out=np.full(won.shape, np.nan), where=total > 0)
+    rate = np.full(won.shape, np.nan)
+    np.divide(won, total, out=rate, where=total > 0)
+    return rate
 
 
 def overall_win_rate(
@@ -90,7 +92,9 @@ def overall_win_rate(
     t = _check_tie(tie, w.size)
     score = np.bincount(w, weights=np.where(t, 0.5, 1.0), minlength=n_systems)
     score += np.bincount(lo, weights=np.where(t, 0.5, 0.0), minlength=n_systems)
-    count = (
-        np.bincount(w, minlength=n_systems) + np.bincount(lo, minlength=n_systems)
-    ).astype(np.float64)
-    return np.divide(score, count, out=np.full(n_systems, np.nan), where=count > 0)
+    count = (np.bincount(w, minlength=n_systems) + np.bincount(lo, minlength=n_systems)).astype(
+        np.float64
+    )
+    rate = np.full(n_systems, np.nan)
+    np.divide(score, count, out=rate, where=count > 0)
+    return rate
