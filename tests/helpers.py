@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 
-def heart(*args: str | Path, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def heart(
+    *args: str | Path, check: bool = True, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m heart ARGS``; fail the test with its output when it fails and ``check``."""
     result = subprocess.run(
         [sys.executable, "-m", "heart", *map(str, args)],

@@ -17,7 +17,9 @@ def test_demo_study_validates() -> None:
     config = parse_study(DEMO)
     assert config.name == "heart-demo"
     assert [s.kind for s in config.systems] == [
-        SystemKind.MODEL, SystemKind.DATASET, SystemKind.CONTROL
+        SystemKind.MODEL,
+        SystemKind.DATASET,
+        SystemKind.CONTROL,
     ]
     assert config.pairs.design is PairDesign.ALL
     assert config.judges[0].model.provider == "embedded"

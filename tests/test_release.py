@@ -19,14 +19,36 @@ def _study(store: Store, root: Path) -> None:
     root.mkdir(exist_ok=True)
     (root / "study.yaml").write_text("name: t\nsystems: []\n")
     with store.session() as s:
-        s.add(ConversationRow(id="c1", problem_type="p", emotion_type="e", experience_type="",
-                              situation="", survey={}, turns=[], origin={}))
+        s.add(
+            ConversationRow(
+                id="c1",
+                problem_type="p",
+                emotion_type="e",
+                experience_type="",
+                situation="",
+                survey={},
+                turns=[],
+                origin={},
+            )
+        )
         for name in ("m1", "m2"):
             s.add(SystemRow(name=name, kind="model", family=name, spec={}))
         s.flush()
-        s.add(ItemRow(id="i1", content_hash="h1", subset="regular", conversation_id="c1",
-                      turn_index=3, context=[], reference="r", problem_type="p",
-                      emotion_type="e", situation="", meta={}))
+        s.add(
+            ItemRow(
+                id="i1",
+                content_hash="h1",
+                subset="regular",
+                conversation_id="c1",
+                turn_index=3,
+                context=[],
+                reference="r",
+                problem_type="p",
+                emotion_type="e",
+                situation="",
+                meta={},
+            )
+        )
 
 
 def _completions(store: Store) -> int:
@@ -56,9 +78,7 @@ def test_completions_then_human_judgments_import(store: Store, tmp_path: Path) -
     _study(store, tmp_path)
     completions = tmp_path / "c.csv"
     completions.write_text("item_id,system,text\ni1,m1,one\ni1,m2,two\n")
-    assert import_table(store, completions, "completions", seed=0).added == {
-        "completions.jsonl": 2
-    }
+    assert import_table(store, completions, "completions", seed=0).added == {"completions.jsonl": 2}
     judgments = tmp_path / "j.csv"
     judgments.write_text(
         "item_id,judge,a_system,b_system,winner,strength,rationale\n"
@@ -115,5 +135,5 @@ def test_bundle_row_conflicting_with_stored_row_is_refused(store: Store, tmp_pat
     manifest = json.loads((other / "manifest.json").read_text())
     manifest["files"]["items.jsonl"]["sha256"] = sha256_hex(items.read_text())
     (other / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(ImportRefused, match="items.jsonl line 1: a different row"):
+    with pytest.raises(ImportRefused, match=r"items\.jsonl line 1: a different row"):
         import_bundle(store, other)

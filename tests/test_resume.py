@@ -24,10 +24,11 @@ def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
         return {
             "items": conn.execute("SELECT id, content_hash FROM items ORDER BY id").fetchall(),
             "completions": conn.execute(
-                "SELECT id, item_id, system, status FROM completions ORDER BY id").fetchall(),
+                "SELECT id, item_id, system, status FROM completions ORDER BY id"
+            ).fetchall(),
             "pairs": conn.execute("SELECT id, a_id, b_id FROM pairs ORDER BY id").fetchall(),
             "judgments": conn.execute(
-                "SELECT id, pair_id, judge, \"order\", status FROM judgments ORDER BY id"
+                'SELECT id, pair_id, judge, "order", status FROM judgments ORDER BY id'
             ).fetchall(),
         }
 
@@ -55,7 +56,8 @@ def test_sigkill_then_rerun_matches_an_uninterrupted_run(tmp_path: Path, kill_af
     db = killed / "heart.db"
     process = subprocess.Popen(
         [sys.executable, "-m", "heart", "run", "--study", str(killed)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     threshold = 2
     deadline = time.monotonic() + 300

@@ -27,8 +27,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-items_app = typer.Typer(help="Build and inspect the benchmark's items (contexts).",
-                        no_args_is_help=True)
+items_app = typer.Typer(
+    help="Build and inspect the benchmark's items (contexts).", no_args_is_help=True
+)
 app.add_typer(items_app, name="items")
 console = Console()
 
@@ -62,14 +63,18 @@ def init(
     if demo:
         target.write_text(data.joinpath("study.yaml").read_text(encoding="utf-8"), encoding="utf-8")
         corpus = data.joinpath("esconv_demo.jsonl")
-        (directory / "esconv_demo.jsonl").write_text(corpus.read_text(encoding="utf-8"),
-                                                     encoding="utf-8")
+        (directory / "esconv_demo.jsonl").write_text(
+            corpus.read_text(encoding="utf-8"), encoding="utf-8"
+        )
     else:
-        target.write_text(data.joinpath("template.yaml").read_text(encoding="utf-8"),
-                          encoding="utf-8")
+        target.write_text(
+            data.joinpath("template.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+        )
     with _study(directory):
         pass
-    console.print(f"Created {target}" + (" (demo study)" if demo else "; edit it, then `heart run`"))
+    console.print(
+        f"Created {target}" + (" (demo study)" if demo else "; edit it, then `heart run`")
+    )
 
 
 def _esconv_path(study: Study, override: Path | None) -> Path:
@@ -102,8 +107,9 @@ def _build_items(study: Study, esconv: Path | None) -> None:
     elapsed = time.perf_counter() - start
 
     by_problem = selection.counts_by_problem()
-    table = Table(title=f"{len(selection.items)} regular items from "
-                        f"{len(corpus.conversations)} conversations")
+    table = Table(
+        title=f"{len(selection.items)} regular items from {len(corpus.conversations)} conversations"
+    )
     for col in ("problem type", "conversations", "share", "items"):
         table.add_column(col, justify="left" if col == "problem type" else "right")
     total = sum(selection.conversations_by_problem.values())
@@ -149,11 +155,17 @@ def items_show(
         row = session.get(ItemRow, item_id)
         if row is None:
             raise HeartError(f"no item {item_id!r} in {study}; list them with `heart items list`")
-        screened = session.scalars(select(ScreeningRow).where(ScreeningRow.item_id == item_id)).first()
-        console.print(f"[bold]{row.id}[/bold]  {row.subset}  {row.problem_type} / {row.emotion_type}")
+        screened = session.scalars(
+            select(ScreeningRow).where(ScreeningRow.item_id == item_id)
+        ).first()
+        console.print(
+            f"[bold]{row.id}[/bold]  {row.subset}  {row.problem_type} / {row.emotion_type}"
+        )
         console.print(f"situation: {row.situation}")
-        console.print(f"conversation {row.conversation_id}, reply turn {row.turn_index}, "
-                      f"hash {row.content_hash[:16]}")
+        console.print(
+            f"conversation {row.conversation_id}, reply turn {row.turn_index}, "
+            f"hash {row.content_hash[:16]}"
+        )
         if screened is not None:
             console.print(f"screen: {screened.detail}")
         console.print()
@@ -175,8 +187,13 @@ def items_list(study: StudyOption = Path(".")) -> None:
             table.add_column(col)
         for row in session.scalars(select(ItemRow).order_by(ItemRow.problem_type, ItemRow.id)):
             last = row.context[-1]["text"]
-            table.add_row(row.id, row.subset, row.problem_type, str(row.turn_index),
-                          last[:70] + ("…" if len(last) > 70 else ""))
+            table.add_row(
+                row.id,
+                row.subset,
+                row.problem_type,
+                str(row.turn_index),
+                last[:70] + ("…" if len(last) > 70 else ""),
+            )
         console.print(table)
 
 
@@ -190,8 +207,10 @@ def _generate(s: Study) -> None:
         f"({calls.cached} from cache, {calls.failed} failed), {summary.already_done} already done"
     )
     if calls.failed:
-        console.print(f"[yellow]{calls.failed} completions failed and will be retried on the next "
-                      f"run; first reason: {calls.errors[0]}[/yellow]")
+        console.print(
+            f"[yellow]{calls.failed} completions failed and will be retried on the next "
+            f"run; first reason: {calls.errors[0]}[/yellow]"
+        )
 
 
 def _judge(s: Study) -> None:
@@ -205,8 +224,10 @@ def _judge(s: Study) -> None:
         f"{calls.failed} failed), {summary.already_done} judgments already done"
     )
     if calls.failed:
-        console.print(f"[yellow]{calls.failed} calls failed and will be retried on the next run; "
-                      f"first reason: {calls.errors[0]}[/yellow]")
+        console.print(
+            f"[yellow]{calls.failed} calls failed and will be retried on the next run; "
+            f"first reason: {calls.errors[0]}[/yellow]"
+        )
 
 
 def _report(s: Study) -> Path:
@@ -312,8 +333,9 @@ def import_(
             summary = import_bundle(s.store, path)
     else:
         if table is None:
-            raise HeartError(f"{path} is a file: say what it holds with --table completions "
-                             "or --table judgments")
+            raise HeartError(
+                f"{path} is a file: say what it holds with --table completions or --table judgments"
+            )
         with _study(study) as s:
             summary = import_table(s.store, path, table, s.config.seed)
     added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"

@@ -167,7 +167,7 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
 
 
 def parse_study(text: str, source: str = STUDY_FILE) -> StudyConfig:
-    """Validate the text of a study file; errors name the line and field and say what is expected."""
+    """Validate a study file's text; errors name the line and field and say what is expected."""
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)

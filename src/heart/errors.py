@@ -8,7 +8,7 @@ class HeartError(Exception):
 
 
 class CorpusError(HeartError):
-    """An ESConv file that cannot be read: names the file, the line or conversation, and the field."""
+    """An unreadable ESConv file: names the file, the line or conversation, and the field."""
 
     def __init__(
         self,

@@ -87,7 +87,9 @@ def _recorder(
         text = clean_reply(response.text) if response else ""
         if response is None or not text:
             row.status, row.text = "failed", ""
-            row.error = error or f"empty reply (finish reason {response and response.finish_reason})"
+            row.error = (
+                error or f"empty reply (finish reason {response and response.finish_reason})"
+            )
         else:
             row.status, row.text, row.error = "ok", text, None
             row.ttft_ms, row.latency_ms = response.ttft_ms, response.latency_ms
@@ -101,8 +103,9 @@ def _recorder(
 
 def _register_prompt(store: Store, prompt: Prompt) -> None:
     with store.session() as session:
-        session.merge(PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version,
-                                text=prompt.text))
+        session.merge(
+            PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version, text=prompt.text)
+        )
 
 
 def generate(study: Study, console: Console | None = None) -> GenerationSummary:
@@ -141,8 +144,9 @@ def generate(study: Study, console: Console | None = None) -> GenerationSummary:
                     model=model,
                     request=request,
                     group=f"{system.name}/{item.id}",
-                    on_result=_recorder(item, system, prompt, key, price.input_per_mtok,
-                                        price.output_per_mtok),
+                    on_result=_recorder(
+                        item, system, prompt, key, price.input_per_mtok, price.output_per_mtok
+                    ),
                 )
             )
     summary = asyncio.run(run_calls(calls, study.store, label="generate", console=console))

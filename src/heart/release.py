@@ -93,11 +93,15 @@ def export_bundle(store: Store, study_root: Path, out: Path) -> dict[str, Any]:
     with store.session() as session:
         for name, model in TABLES:
             keys = [getattr(model, k) for k in _key_columns(model)]
-            text = "".join(_line(_row_dict(r)) for r in session.scalars(select(model).order_by(*keys)))
+            text = "".join(
+                _line(_row_dict(r)) for r in session.scalars(select(model).order_by(*keys))
+            )
             (out / name).write_text(text, encoding="utf-8")
             files[name] = {"sha256": sha256_hex(text), "rows": text.count("\n")}
     manifest = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "files": files}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / MANIFEST).write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     return manifest
 
 
@@ -227,20 +231,39 @@ def completion_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     for number, r in _read_table_file(path):
         _need(path, number, r, ("item_id", "system", "text"))
         contributor = str(r.get("contributor") or "")
-        out.append((number, {
-            "id": completion_id(r["item_id"], r["system"], contributor),
-            "item_id": r["item_id"], "system": r["system"], "contributor": contributor,
-            "status": "ok", "text": str(r["text"]).strip(), "error": None, "prompt_hash": None,
-            "call_hash": None, "ttft_ms": None, "latency_ms": None, "tokens_in": None,
-            "tokens_out": None, "cost_usd": None, "finish_reason": None, "created_at": now_iso(),
-        }))
+        out.append(
+            (
+                number,
+                {
+                    "id": completion_id(r["item_id"], r["system"], contributor),
+                    "item_id": r["item_id"],
+                    "system": r["system"],
+                    "contributor": contributor,
+                    "status": "ok",
+                    "text": str(r["text"]).strip(),
+                    "error": None,
+                    "prompt_hash": None,
+                    "call_hash": None,
+                    "ttft_ms": None,
+                    "latency_ms": None,
+                    "tokens_in": None,
+                    "tokens_out": None,
+                    "cost_usd": None,
+                    "finish_reason": None,
+                    "created_at": now_iso(),
+                },
+            )
+        )
     return out
 
 
 def judgment_rows(
     path: Path, seed: int
-) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, dict[str, Any]]],
-           list[tuple[int, dict[str, Any]]]]:
+) -> tuple[
+    list[tuple[int, dict[str, Any]]],
+    list[tuple[int, dict[str, Any]]],
+    list[tuple[int, dict[str, Any]]],
+]:
     """Judgments from CSV/JSONL: item_id, judge, a_system, b_system, winner (a|b|tie), strength,
     optional a_contributor, b_contributor, rationale, source (human|llm; default human).
 
@@ -253,11 +276,15 @@ def judgment_rows(
         _need(path, number, r, ("item_id", "judge", "a_system", "b_system", "winner"))
         winner = str(r["winner"]).strip().lower()
         if winner not in {"a", "b", "tie"}:
-            raise ImportRefused(f"{path} line {number}: 'winner' must be a, b or tie, got {winner!r}")
+            raise ImportRefused(
+                f"{path} line {number}: 'winner' must be a, b or tie, got {winner!r}"
+            )
         try:
             strength = int(r.get("strength") or 1)
         except ValueError:
-            raise ImportRefused(f"{path} line {number}: 'strength' must be an integer 1-5") from None
+            raise ImportRefused(
+                f"{path} line {number}: 'strength' must be an integer 1-5"
+            ) from None
         if not 1 <= strength <= 5:
             raise ImportRefused(f"{path} line {number}: 'strength' must be 1-5, got {strength}")
         source = str(r.get("source") or "human")
@@ -266,20 +293,48 @@ def judgment_rows(
         y = completion_id(item, r["b_system"], str(r.get("b_contributor") or ""))
         pid = pair_id(item, x, y)
         a, b = seeded_order(seed, item, x, y)
-        pairs.setdefault(pid, (number, {"id": pid, "item_id": item, "a_id": a, "b_id": b,
-                                        "design": "imported"}))
+        pairs.setdefault(
+            pid, (number, {"id": pid, "item_id": item, "a_id": a, "b_id": b, "design": "imported"})
+        )
         if winner != "tie" and (a != x):
             winner = "b" if winner == "a" else "a"
-        judges.setdefault(r["judge"], (number, {"name": r["judge"], "source": source,
-                                                "family": "human" if source == "human" else "",
-                                                "spec": {}}))
-        judgments.append((number, {
-            "id": judgment_id(pid, r["judge"], "ab"), "pair_id": pid, "judge": r["judge"],
-            "order": "ab", "status": "ok", "winner": winner, "strength": strength, "axes": {},
-            "rationale": str(r.get("rationale") or ""), "raw": None, "error": None,
-            "prompt_hash": None, "call_hash": None, "latency_ms": None, "tokens_in": None,
-            "tokens_out": None, "cost_usd": None, "created_at": now_iso(),
-        }))
+        judges.setdefault(
+            r["judge"],
+            (
+                number,
+                {
+                    "name": r["judge"],
+                    "source": source,
+                    "family": "human" if source == "human" else "",
+                    "spec": {},
+                },
+            ),
+        )
+        judgments.append(
+            (
+                number,
+                {
+                    "id": judgment_id(pid, r["judge"], "ab"),
+                    "pair_id": pid,
+                    "judge": r["judge"],
+                    "order": "ab",
+                    "status": "ok",
+                    "winner": winner,
+                    "strength": strength,
+                    "axes": {},
+                    "rationale": str(r.get("rationale") or ""),
+                    "raw": None,
+                    "error": None,
+                    "prompt_hash": None,
+                    "call_hash": None,
+                    "latency_ms": None,
+                    "tokens_in": None,
+                    "tokens_out": None,
+                    "cost_usd": None,
+                    "created_at": now_iso(),
+                },
+            )
+        )
     return list(judges.values()), list(pairs.values()), judgments
 
 

@@ -41,8 +41,12 @@ META: dict[str, Any] = {
     "problem_type": "job crisis",
     "situation": "I am on sick leave and afraid of losing my job.",
     "survey_score": {
-        "seeker": {"initial_emotion_intensity": "4", "empathy": "5", "relevance": "4",
-                   "final_emotion_intensity": "2"},
+        "seeker": {
+            "initial_emotion_intensity": "4",
+            "empathy": "5",
+            "relevance": "4",
+            "final_emotion_intensity": "2",
+        },
         "supporter": {"relevance": "5"},
     },
 }
@@ -83,8 +87,13 @@ def array_record(
         if rating is not None and feedback:
             annotation["feedback"] = rating
         content = text.replace(" ", "  ", 1) + "\n" if quirks else text
-        turns.append({"speaker": seeker if role is Role.SEEKER else supporter,
-                      "annotation": annotation, "content": content})
+        turns.append(
+            {
+                "speaker": seeker if role is Role.SEEKER else supporter,
+                "annotation": annotation,
+                "content": content,
+            }
+        )
     return {**META, **meta, "dialog": turns}
 
 
@@ -109,7 +118,11 @@ def only(path: Path) -> Conversation:
 def test_hf_layout_merges_consecutive_turns_and_keeps_part_boundaries(tmp_path: Path) -> None:
     conversation = only(write_hf(tmp_path / "train.json", hf_record()))
     assert [t.role for t in conversation.turns] == [
-        Role.SUPPORTER, Role.SEEKER, Role.SUPPORTER, Role.SEEKER, Role.SUPPORTER,
+        Role.SUPPORTER,
+        Role.SEEKER,
+        Role.SUPPORTER,
+        Role.SEEKER,
+        Role.SUPPORTER,
     ]
     assert conversation.turns[1] == Turn(
         role=Role.SEEKER,
@@ -128,8 +141,12 @@ def test_hf_layout_merges_consecutive_turns_and_keeps_part_boundaries(tmp_path: 
     assert conversation.emotion_type == "anxiety"
     assert conversation.experience_type == "Current Experience"
     assert conversation.survey == {
-        "seeker": {"initial_emotion_intensity": 4, "empathy": 5, "relevance": 4,
-                   "final_emotion_intensity": 2},
+        "seeker": {
+            "initial_emotion_intensity": 4,
+            "empathy": 5,
+            "relevance": 4,
+            "final_emotion_intensity": 2,
+        },
         "supporter": {"relevance": 5},
     }
 
@@ -158,13 +175,18 @@ def test_failed_layout_maps_speaker_listener_and_old_strategy_labels(tmp_path: P
     path = write_array(tmp_path / "FailedESConv.json", array_record(dialog, "failed"))
     conversation = only(path)
     assert [t.role for t in conversation.turns] == [
-        Role.SEEKER, Role.SUPPORTER, Role.SEEKER, Role.SUPPORTER,
+        Role.SEEKER,
+        Role.SUPPORTER,
+        Role.SEEKER,
+        Role.SUPPORTER,
     ]
     assert conversation.turns[0].parts == ("Hey there",)
     assert conversation.turns[1].strategies == ("Others", "Question")
     assert conversation.turns[2].feedback == (2,)
     assert conversation.turns[3].strategies == (
-        "Providing Suggestions", "Affirmation and Reassurance", "Restatement or Paraphrasing",
+        "Providing Suggestions",
+        "Affirmation and Reassurance",
+        "Restatement or Paraphrasing",
         "Self-disclosure",
     )
     assert read_file(path)[0][0] == Origin(str(path), 0, None, "failed")
@@ -177,8 +199,12 @@ def test_whitespace_is_collapsed_and_blank_utterances_are_dropped(tmp_path: Path
         (Role.SEEKER, "really\u00a0bad", None, None),
         (Role.SUPPORTER, "Why?", "Question", None),
     ]
-    record = array_record(dialog, situation="  lost\n my  job ", problem_type=" job crisis ",
-                          experience_type=" Current\nExperience ")
+    record = array_record(
+        dialog,
+        situation="  lost\n my  job ",
+        problem_type=" job crisis ",
+        experience_type=" Current\nExperience ",
+    )
     conversation = only(write_array(tmp_path / "a.json", record))
     assert conversation.turns[0].parts == ("I feel bad today", "really bad")
     assert conversation.turns[0].text == "I feel bad today really bad"
@@ -222,8 +248,9 @@ def test_hf_origins_count_file_lines_and_skip_blank_lines(tmp_path: Path) -> Non
 
 def test_hf_and_upstream_with_quirks_give_identical_conversations(tmp_path: Path) -> None:
     hf = only(write_hf(tmp_path / "test.json", hf_record()))
-    upstream = only(write_array(tmp_path / "ESConv.json",
-                                array_record(feedback=False, quirks=True)))
+    upstream = only(
+        write_array(tmp_path / "ESConv.json", array_record(feedback=False, quirks=True))
+    )
     assert upstream == hf
     assert upstream.id == hf.id
     assert hf.id.startswith("c") and len(hf.id) == 17
@@ -271,7 +298,9 @@ def test_folder_loads_every_split_sorted_with_duplicates_counted(tmp_path: Path)
     ids = [conversation.id for conversation in corpus.conversations]
     assert ids == sorted(ids)
     assert {conversation.situation for conversation in corpus.conversations} == {
-        "story a", "story b", "story c",
+        "story a",
+        "story b",
+        "story c",
     }
     first_a = next(cv for cv in corpus.conversations if cv.situation == "story a")
     assert corpus.origins[first_a.id] == Origin(str(tmp_path / "train.json"), 0, 1, "hf")
@@ -475,8 +504,9 @@ def test_a_turn_that_is_not_an_object(tmp_path: Path) -> None:
 
 def test_an_unpaired_surrogate_escape(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
-    path.write_text(json.dumps(hf_record()).replace("Not great.", "Not great \\ud83d"),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(hf_record()).replace("Not great.", "Not great \\ud83d"), encoding="utf-8"
+    )
     assert "field 'dialog[1].text'" in error_of(path)
 
 

@@ -16,8 +16,11 @@ from heart.errors import CorpusError
 from heart.types import Conversation, Role
 
 LAYOUTS = ("hf", "upstream", "failed")
-SPEAKERS = {"hf": ("usr", "sys"), "upstream": ("seeker", "supporter"),
-            "failed": ("speaker", "listener")}
+SPEAKERS = {
+    "hf": ("usr", "sys"),
+    "upstream": ("seeker", "supporter"),
+    "failed": ("speaker", "listener"),
+}
 LABELS = [*STRATEGIES, "Questions", "Other", "Restatement", "Direct Guidance", " question "]
 
 texts = st.text(
@@ -25,15 +28,20 @@ texts = st.text(
     max_size=15,
 )
 utterances = st.lists(
-    st.tuples(st.sampled_from(Role), texts, st.sampled_from(LABELS) | st.none(),
-              st.sampled_from(["1", "2", "3", "4", "5"]) | st.none()),
+    st.tuples(
+        st.sampled_from(Role),
+        texts,
+        st.sampled_from(LABELS) | st.none(),
+        st.sampled_from(["1", "2", "3", "4", "5"]) | st.none(),
+    ),
     min_size=1,
     max_size=6,
 )
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                               max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -47,8 +55,11 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
         "problem_type": draw(texts.filter(str.strip)),
         "situation": draw(texts),
         "survey_score": {
-            "seeker": draw(st.dictionaries(st.sampled_from(["empathy", "relevance"]),
-                                           st.sampled_from(["1", "3", "5"]))),
+            "seeker": draw(
+                st.dictionaries(
+                    st.sampled_from(["empathy", "relevance"]), st.sampled_from(["1", "3", "5"])
+                )
+            ),
             "supporter": draw(st.dictionaries(st.just("relevance"), st.sampled_from(["2", "4"]))),
         },
         "dialog": draw(utterances),
@@ -106,8 +117,11 @@ def damage_value(data: st.DataObject, records: list[Any]) -> None:
         container[key] = data.draw(json_values)
     else:
         speakers = [
-            turn for record in records if isinstance(record, dict)
-            for turn in (record.get("dialog") or []) if isinstance(turn, dict)
+            turn
+            for record in records
+            if isinstance(record, dict)
+            for turn in (record.get("dialog") or [])
+            if isinstance(turn, dict)
         ]
         if speakers:
             turn = data.draw(st.sampled_from(speakers))
@@ -124,11 +138,27 @@ def damage_bytes(data: st.DataObject, raw: bytes) -> bytes:
         return raw[:at]
     garbage = data.draw(
         st.binary(min_size=1, max_size=4)
-        | st.sampled_from([b"{", b"}", b"[", b"]", b'"', b",", b":", b"\\", b"\n", b"\\ud83d",
-                           b"null", b"1e999", b"\xff", b"\xc3"])
+        | st.sampled_from(
+            [
+                b"{",
+                b"}",
+                b"[",
+                b"]",
+                b'"',
+                b",",
+                b":",
+                b"\\",
+                b"\n",
+                b"\\ud83d",
+                b"null",
+                b"1e999",
+                b"\xff",
+                b"\xc3",
+            ]
+        )
     )
     if action == "flip":
-        return raw[:at] + garbage + raw[at + 1:]
+        return raw[:at] + garbage + raw[at + 1 :]
     return raw[:at] + garbage + raw[at:]
 
 

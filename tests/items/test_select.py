@@ -46,8 +46,10 @@ def test_screen_names_the_rule() -> None:
 @pytest.mark.parametrize(
     ("text", "rule"),
     [
-        ("I have been saving up pills and I will take all the pills on Friday.",
-         "unsafe:self_harm_plan"),
+        (
+            "I have been saving up pills and I will take all the pills on Friday.",
+            "unsafe:self_harm_plan",
+        ),
         ("I have decided to end my life this weekend.", "unsafe:self_harm_plan"),
         ("Call me at 555-123-4567 tonight please.", "unsafe:identifying_info"),
         ("My number is (555) 201-3344.", "unsafe:identifying_info"),
@@ -92,8 +94,14 @@ def test_at_most_k_per_dialogue_and_every_couplet_recorded() -> None:
 
 def _corpus(seed: int) -> list[Conversation]:
     rng = random.Random(seed)
-    sizes = {"ongoing depression": 35, "job crisis": 28, "breakup with partner": 24,
-             "academic pressure": 9, "Sleep Problems": 3, "School Bullying": 1}
+    sizes = {
+        "ongoing depression": 35,
+        "job crisis": 28,
+        "breakup with partner": 24,
+        "academic pressure": 9,
+        "Sleep Problems": 3,
+        "School Bullying": 1,
+    }
     out = []
     for problem, n in sizes.items():
         for k in range(n):

@@ -13,20 +13,51 @@ from heart.store import CompletionRow, ConversationRow, ItemRow, PairRow, Store,
 
 def _fill(store: Store, systems: list[str], items: int) -> None:
     with store.session() as s:
-        s.merge(ConversationRow(id="c1", problem_type="p", emotion_type="e", experience_type="",
-                              situation="", survey={}, turns=[], origin={}))
+        s.merge(
+            ConversationRow(
+                id="c1",
+                problem_type="p",
+                emotion_type="e",
+                experience_type="",
+                situation="",
+                survey={},
+                turns=[],
+                origin={},
+            )
+        )
         for name in systems:
             s.merge(SystemRow(name=name, kind="model", family=name, spec={}))
         s.flush()
         for i in range(items):
-            s.merge(ItemRow(id=f"i{i}", content_hash=f"h{i}", subset="regular",
-                            conversation_id="c1", turn_index=3, context=[], reference="r",
-                            problem_type="p", emotion_type="e", situation="", meta={}))
+            s.merge(
+                ItemRow(
+                    id=f"i{i}",
+                    content_hash=f"h{i}",
+                    subset="regular",
+                    conversation_id="c1",
+                    turn_index=3,
+                    context=[],
+                    reference="r",
+                    problem_type="p",
+                    emotion_type="e",
+                    situation="",
+                    meta={},
+                )
+            )
         s.flush()
         for i in range(items):
             for name in systems:
-                s.merge(CompletionRow(id=f"cp-{i}-{name}", item_id=f"i{i}", system=name,
-                                      contributor="", status="ok", text="t", created_at="x"))
+                s.merge(
+                    CompletionRow(
+                        id=f"cp-{i}-{name}",
+                        item_id=f"i{i}",
+                        system=name,
+                        contributor="",
+                        status="ok",
+                        text="t",
+                        created_at="x",
+                    )
+                )
 
 
 def test_all_pairs_once_with_balanced_seeded_order(store: Store) -> None:
@@ -56,7 +87,16 @@ def test_adding_a_system_pairs_only_the_new_one(store: Store) -> None:
 def test_failed_and_same_system_completions_are_not_paired(store: Store) -> None:
     _fill(store, ["s1", "s2"], items=1)
     with store.session() as s:
-        s.add(CompletionRow(id="cp-human-1", item_id="i0", system="s1", contributor="r1",
-                            status="ok", text="t", created_at="x"))
+        s.add(
+            CompletionRow(
+                id="cp-human-1",
+                item_id="i0",
+                system="s1",
+                contributor="r1",
+                status="ok",
+                text="t",
+                created_at="x",
+            )
+        )
         s.get(CompletionRow, "cp-0-s2").status = "failed"
     assert build_pairs(store, PairsSpec(), seed=0) == 0

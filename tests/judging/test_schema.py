@@ -12,7 +12,8 @@ from heart.types import Axis
 GOOD = {
     "winner": "B",
     "strength": 4,
-    "axes": {a.value: {"winner": "B", "strength": 2} for a in Axis} | {"T": {"winner": "none", "strength": 0}},
+    "axes": {a.value: {"winner": "B", "strength": 2} for a in Axis}
+    | {"T": {"winner": "none", "strength": 0}},
     "rationale": "B names the feeling and asks one concrete question.",
 }
 
@@ -41,8 +42,10 @@ def test_raw_control_characters_in_strings_are_tolerated() -> None:
         (json.dumps(GOOD | {"strength": 0}), "strength"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "axes"}), "axes"),
         (json.dumps(GOOD | {"axes": {"H": {"winner": "A", "strength": 1}}}), "missing"),
-        (json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": {"winner": "none", "strength": 3}}}),
-         "strength must be 0"),
+        (
+            json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": {"winner": "none", "strength": 3}}}),
+            "strength must be 0",
+        ),
         (json.dumps(GOOD | {"tie": True}), "tie"),
     ],
 )

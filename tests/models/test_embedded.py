@@ -35,7 +35,8 @@ def test_generates_with_ttft_and_token_counts() -> None:
         messages=[m.model_dump() for m in REQUEST.messages], max_tokens=48, temperature=0
     )["usage"]
     assert (response.tokens_in, response.tokens_out) == (
-        usage["prompt_tokens"], usage["completion_tokens"]
+        usage["prompt_tokens"],
+        usage["completion_tokens"],
     )
 
 
@@ -51,7 +52,9 @@ def test_schema_constrained_answer_is_json() -> None:
     request = ChatRequest(
         messages=(
             Message(role="system", content="Compare two replies. Answer in JSON."),
-            Message(role="user", content="Reply A: That sounds hard.\nReply B: ok.\nWhich is better?"),
+            Message(
+                role="user", content="Reply A: That sounds hard.\nReply B: ok.\nWhich is better?"
+            ),
         ),
         max_tokens=200,
         json_schema=VERDICT_SCHEMA,

@@ -22,26 +22,67 @@ from heart.store import (
 )
 
 TABLES = {
-    "calls", "completions", "conversations", "items", "judges", "judgments", "pairs",
-    "prompts", "raters", "screening", "systems", "alembic_version",
+    "calls",
+    "completions",
+    "conversations",
+    "items",
+    "judges",
+    "judgments",
+    "pairs",
+    "prompts",
+    "raters",
+    "screening",
+    "systems",
+    "alembic_version",
 }
 
 
 def _seed(store: Store) -> None:
     with store.session() as s:
-        s.add(ConversationRow(id="c1", problem_type="job crisis", emotion_type="anxiety",
-                              experience_type="", situation="", survey={}, turns=[], origin={}))
+        s.add(
+            ConversationRow(
+                id="c1",
+                problem_type="job crisis",
+                emotion_type="anxiety",
+                experience_type="",
+                situation="",
+                survey={},
+                turns=[],
+                origin={},
+            )
+        )
         s.add(SystemRow(name="m1", kind="model", family="meta", spec={}))
         s.add(SystemRow(name="m2", kind="model", family="openai", spec={}))
         s.add(JudgeRow(name="j1", source="llm", family="google", spec={}))
         s.flush()
-        s.add(ItemRow(id="i1", content_hash="h1", subset="regular", conversation_id="c1",
-                      turn_index=3, context=[], reference="r", problem_type="job crisis",
-                      emotion_type="anxiety", situation="", meta={}))
+        s.add(
+            ItemRow(
+                id="i1",
+                content_hash="h1",
+                subset="regular",
+                conversation_id="c1",
+                turn_index=3,
+                context=[],
+                reference="r",
+                problem_type="job crisis",
+                emotion_type="anxiety",
+                situation="",
+                meta={},
+            )
+        )
         s.flush()
         for cid, system in (("cp1", "m1"), ("cp2", "m2")):
-            s.add(CompletionRow(id=cid, item_id="i1", system=system, contributor="",
-                                status="ok", text="t", created_at="now"))
+            s.add(
+                CompletionRow(
+                    id=cid,
+                    item_id="i1",
+                    system=system,
+                    contributor="",
+                    status="ok",
+                    text="t",
+                    created_at="now",
+                )
+            )
         s.flush()
         s.add(PairRow(id="p1", item_id="i1", a_id="cp1", b_id="cp2", design="all"))
 
@@ -72,30 +113,93 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
 def test_one_completion_per_system_item_contributor(store: Store) -> None:
     _seed(store)
     with pytest.raises(IntegrityError), store.session() as s:
-        s.add(CompletionRow(id="cp-other", item_id="i1", system="m1", contributor="",
-                            status="ok", text="again", created_at="now"))
+        s.add(
+            CompletionRow(
+                id="cp-other",
+                item_id="i1",
+                system="m1",
+                contributor="",
+                status="ok",
+                text="again",
+                created_at="now",
+            )
+        )
     with store.session() as s:
-        s.add(CompletionRow(id="cp3", item_id="i1", system="m1", contributor="r-7",
-                            status="ok", text="a person", created_at="now"))
+        s.add(
+            CompletionRow(
+                id="cp3",
+                item_id="i1",
+                system="m1",
+                contributor="r-7",
+                status="ok",
+                text="a person",
+                created_at="now",
+            )
+        )
 
 
 def test_one_judgment_per_pair_judge_order(store: Store) -> None:
     _seed(store)
     with store.session() as s:
-        s.add(JudgmentRow(id="j-ab", pair_id="p1", judge="j1", order="ab", status="ok",
-                          winner="a", strength=2, axes={}, rationale="", created_at="now"))
-        s.add(JudgmentRow(id="j-ba", pair_id="p1", judge="j1", order="ba", status="ok",
-                          winner="a", strength=2, axes={}, rationale="", created_at="now"))
+        s.add(
+            JudgmentRow(
+                id="j-ab",
+                pair_id="p1",
+                judge="j1",
+                order="ab",
+                status="ok",
+                winner="a",
+                strength=2,
+                axes={},
+                rationale="",
+                created_at="now",
+            )
+        )
+        s.add(
+            JudgmentRow(
+                id="j-ba",
+                pair_id="p1",
+                judge="j1",
+                order="ba",
+                status="ok",
+                winner="a",
+                strength=2,
+                axes={},
+                rationale="",
+                created_at="now",
+            )
+        )
     with pytest.raises(IntegrityError), store.session() as s:
-        s.add(JudgmentRow(id="j-dup", pair_id="p1", judge="j1", order="ab", status="ok",
-                          winner="b", strength=1, axes={}, rationale="", created_at="now"))
+        s.add(
+            JudgmentRow(
+                id="j-dup",
+                pair_id="p1",
+                judge="j1",
+                order="ab",
+                status="ok",
+                winner="b",
+                strength=1,
+                axes={},
+                rationale="",
+                created_at="now",
+            )
+        )
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
     _seed(store)
     with pytest.raises(IntegrityError), store.session() as s:
-        s.add(CompletionRow(id="cpx", item_id="no-such-item", system="m1", contributor="",
-                            status="ok", text="t", created_at="now"))
+        s.add(
+            CompletionRow(
+                id="cpx",
+                item_id="no-such-item",
+                system="m1",
+                contributor="",
+                status="ok",
+                text="t",
+                created_at="now",
+            )
+        )
 
 
 def test_bad_url_is_a_clear_error() -> None:

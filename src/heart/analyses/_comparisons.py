@@ -39,7 +39,9 @@ class Comparisons:
     def __len__(self) -> int:
         return int(self.a.size)
 
-    def winner_loser(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    def winner_loser(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         """System indices of winner and loser per row (for ties: a, b) and the tie mask."""
         b_won = self.outcome == 1
         winner = np.where(b_won, self.b, self.a)
@@ -52,8 +54,14 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
     with store.session() as session:
         rows = session.execute(
             select(
-                JudgmentRow.judge, JudgmentRow.order, JudgmentRow.winner, JudgmentRow.strength,
-                JudgmentRow.axes, PairRow.a_id, PairRow.b_id, ItemRow.conversation_id,
+                JudgmentRow.judge,
+                JudgmentRow.order,
+                JudgmentRow.winner,
+                JudgmentRow.strength,
+                JudgmentRow.axes,
+                PairRow.a_id,
+                PairRow.b_id,
+                ItemRow.conversation_id,
             )
             .join(PairRow, PairRow.id == JudgmentRow.pair_id)
             .join(ItemRow, ItemRow.id == PairRow.item_id)
@@ -64,7 +72,9 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
         completions = {
             r.id: (r.system, len(r.text.split())) for r in session.scalars(select(CompletionRow))
         }
-    systems = sorted({completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows})
+    systems = sorted(
+        {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
+    )
     judges = sorted({r.judge for r in rows})
     conversations = sorted({r.conversation_id for r in rows})
     s_index = {s: i for i, s in enumerate(systems)}
@@ -78,8 +88,10 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
     outcome = ints([AXIS_CODES[r.winner] for r in rows])
     order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
     axis_outcome = np.asarray(
-        [[AXIS_CODES[(r.axes.get(axis.value) or {}).get("winner", "none")] for axis in Axis]
-         for r in rows],
+        [
+            [AXIS_CODES[(r.axes.get(axis.value) or {}).get("winner", "none")] for axis in Axis]
+            for r in rows
+        ],
         dtype=np.int64,
     ).reshape(n, len(Axis))
     return Comparisons(

@@ -53,7 +53,9 @@ def _shares(
     return shares
 
 
-def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> npt.NDArray[np.float64]:
+def per_conversation_wins(
+    comparisons: Comparisons, weighted: bool = True
+) -> npt.NDArray[np.float64]:
     """(conversations, systems, systems) weighted win matrices, ties split half and half."""
     k, c = len(comparisons.systems), len(comparisons.conversations)
     winner, loser, tie = comparisons.winner_loser()

@@ -145,8 +145,10 @@ def _read_array(
     if not records:
         raise _Site(path).error("the array is empty", fix="check it is the right file")
     return [
-        (Origin(path, index, None, schema.layout),
-         _conversation(record, _Site(path, conversation=index), schema))
+        (
+            Origin(path, index, None, schema.layout),
+            _conversation(record, _Site(path, conversation=index), schema),
+        )
         for index, record in enumerate(records)
     ]
 
@@ -167,7 +169,7 @@ def _read_text(path: Path) -> str:
         line = data.count(b"\n", 0, err.start) + 1
         raise CorpusError(
             str(path),
-            f"byte {err.start} ({data[err.start:err.start + 1]!r}) is not valid UTF-8",
+            f"byte {err.start} ({data[err.start : err.start + 1]!r}) is not valid UTF-8",
             line=line,
             fix="ESConv files are UTF-8; re-save the file as UTF-8",
         ) from None
@@ -236,16 +238,24 @@ def _conversation(record: object, site: _Site, schema: _Schema) -> Conversation:
     if dialog is None:
         raise site.error("is missing", field="dialog", fix="give the turns as a list")
     if not isinstance(dialog, list):
-        raise site.error(f"expected a list of turns, got {_kind(dialog)}", field="dialog",
-                         fix="give the conversation's turns as a list")
+        raise site.error(
+            f"expected a list of turns, got {_kind(dialog)}",
+            field="dialog",
+            fix="give the conversation's turns as a list",
+        )
     if not dialog:
-        raise site.error("the dialog is empty", field="dialog",
-                         fix="remove the conversation or give it turns")
-    turns = merge_utterances(_utterance(turn, f"dialog[{i}]", site, schema)
-                             for i, turn in enumerate(dialog))
+        raise site.error(
+            "the dialog is empty", field="dialog", fix="remove the conversation or give it turns"
+        )
+    turns = merge_utterances(
+        _utterance(turn, f"dialog[{i}]", site, schema) for i, turn in enumerate(dialog)
+    )
     if not turns:
-        raise site.error("no utterance is left once whitespace is removed", field="dialog",
-                         fix="remove the conversation or give it non-blank utterances")
+        raise site.error(
+            "no utterance is left once whitespace is removed",
+            field="dialog",
+            fix="remove the conversation or give it non-blank utterances",
+        )
     return Conversation(
         id=conversation_id(problem_type, emotion_type, situation, turns),
         problem_type=problem_type,
@@ -259,8 +269,11 @@ def _conversation(record: object, site: _Site, schema: _Schema) -> Conversation:
 
 def _utterance(turn: object, field: str, site: _Site, schema: _Schema) -> Utterance:
     if not isinstance(turn, dict):
-        raise site.error(f"expected a turn object, got {_kind(turn)}", field=field,
-                         fix=f"each turn is an object with 'speaker' and '{schema.text}'")
+        raise site.error(
+            f"expected a turn object, got {_kind(turn)}",
+            field=field,
+            fix=f"each turn is an object with 'speaker' and '{schema.text}'",
+        )
     role = _role(turn, field, site, schema)
     text = collapse_whitespace(_text(turn.get(schema.text), site, f"{field}.{schema.text}"))
     if schema.annotated:
@@ -268,9 +281,11 @@ def _utterance(turn: object, field: str, site: _Site, schema: _Schema) -> Uttera
         if annotation is None:
             annotation = {}
         if not isinstance(annotation, dict):
-            raise site.error(f"expected an object, got {_kind(annotation)}",
-                             field=f"{field}.annotation",
-                             fix="use {'strategy': ...}, {'feedback': ...} or {}")
+            raise site.error(
+                f"expected an object, got {_kind(annotation)}",
+                field=f"{field}.annotation",
+                fix="use {'strategy': ...}, {'feedback': ...} or {}",
+            )
         prefix = f"{field}.annotation"
     else:
         annotation, prefix = turn, field
@@ -283,13 +298,16 @@ def _utterance(turn: object, field: str, site: _Site, schema: _Schema) -> Uttera
 
 def _role(turn: dict[str, object], field: str, site: _Site, schema: _Schema) -> Role:
     label = turn.get("speaker")
-    fix = (f"the {schema.layout} layout names the seeker '{schema.seeker}' "
-           f"and the supporter '{schema.supporter}'")
+    fix = (
+        f"the {schema.layout} layout names the seeker '{schema.seeker}' "
+        f"and the supporter '{schema.supporter}'"
+    )
     if label is None:
         raise site.error("is missing", field=f"{field}.speaker", fix=fix)
     if not isinstance(label, str):
-        raise site.error(f"expected a string, got {_kind(label)}", field=f"{field}.speaker",
-                         fix=fix)
+        raise site.error(
+            f"expected a string, got {_kind(label)}", field=f"{field}.speaker", fix=fix
+        )
     role = schema.role(label)
     if role is None:
         raise site.error(f"unknown speaker label {label!r}", field=f"{field}.speaker", fix=fix)
@@ -300,8 +318,9 @@ def _strategy(value: object, site: _Site, field: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise site.error(f"expected a string, got {_kind(value)}", field=field,
-                         fix=accepted_strategies())
+        raise site.error(
+            f"expected a string, got {_kind(value)}", field=field, fix=accepted_strategies()
+        )
     try:
         return normalise_strategy(value)
     except ValueError as err:
@@ -322,16 +341,22 @@ def _survey(value: object, site: _Site) -> dict[str, dict[str, int]]:
     if value is None:
         value = {}
     if not isinstance(value, dict):
-        raise site.error(f"expected an object, got {_kind(value)}", field="survey_score",
-                         fix="use {'seeker': {...}, 'supporter': {...}}")
+        raise site.error(
+            f"expected an object, got {_kind(value)}",
+            field="survey_score",
+            fix="use {'seeker': {...}, 'supporter': {...}}",
+        )
     survey: dict[str, dict[str, int]] = {}
     for side in (Role.SEEKER.value, Role.SUPPORTER.value):
         scores = value.get(side)
         if scores is None:
             scores = {}
         if not isinstance(scores, dict):
-            raise site.error(f"expected an object, got {_kind(scores)}",
-                             field=f"survey_score.{side}", fix="use an object of scores, or {}")
+            raise site.error(
+                f"expected an object, got {_kind(scores)}",
+                field=f"survey_score.{side}",
+                fix="use an object of scores, or {}",
+            )
         survey[side] = {}
         for name, score in scores.items():
             field = f"survey_score.{side}.{name}"
@@ -363,13 +388,17 @@ def _text(value: object, site: _Site, field: str) -> str:
     if value is None:
         raise site.error("is missing", field=field, fix="give it as a string")
     if not isinstance(value, str):
-        raise site.error(f"expected a string, got {_kind(value)}", field=field,
-                         fix="give it as a string")
+        raise site.error(
+            f"expected a string, got {_kind(value)}", field=field, fix="give it as a string"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise site.error("holds an unpaired surrogate escape (\\ud800-\\udfff)", field=field,
-                         fix="repair the escape or remove the character") from None
+        raise site.error(
+            "holds an unpaired surrogate escape (\\ud800-\\udfff)",
+            field=field,
+            fix="repair the escape or remove the character",
+        ) from None
     return value
 
 
@@ -383,6 +412,13 @@ def _json_problem(err: ValueError | RecursionError) -> str:
 
 def _kind(value: object) -> str:
     """A JSON-ish name for a value's type, for messages."""
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)

@@ -132,4 +132,3 @@ def conversation_id(
     """A content-derived id: the same dialogue in any layout, file or order gets the same id."""
     spoken = [[turn.role.value, part] for turn in turns for part in turn.parts]
     return stable_id("c", canonical_json([problem_type, emotion_type, situation, spoken]))
-

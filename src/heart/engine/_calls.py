@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.progress import (
-    TaskID,
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,

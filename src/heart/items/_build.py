@@ -68,9 +68,9 @@ def save_selection(store: Store, corpus: Corpus, selection: Selection) -> bool:
             return False
         if old_ids:
             used = session.scalar(
-                select(func.count()).select_from(CompletionRow).where(
-                    CompletionRow.item_id.in_(old_ids - new_ids)
-                )
+                select(func.count())
+                .select_from(CompletionRow)
+                .where(CompletionRow.item_id.in_(old_ids - new_ids))
             )
             if used:
                 raise HeartError(

@@ -16,6 +16,7 @@ def _words(*phrases: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(parts) + r")\b", re.IGNORECASE)
 
 
+# fmt: off
 # (a) response potential: distress, conflict, or an explicit request for help
 DISTRESS = _words(
     "depress*", "anxious", "anxiety", "stress*", "overwhelm*", "hopeless", "helpless",
@@ -83,6 +84,7 @@ IDENTIFYING = re.compile(
     r"(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct)\b"  # street
     r"|\bmy (?:full )?name is [A-Z][a-z]+ [A-Z][a-z]+",  # full name
 )
+# fmt: on
 
 MIN_WORDS = 10
 MIN_CUES = 2  # distinct distress/conflict cues that make a clear signal without a request
@@ -129,8 +131,8 @@ def screen_seeker_turn(text: str) -> Screened:
     if clinical:
         return Screened(False, "needs_clinical_expertise", ", ".join(clinical))
     if n_words < MIN_WORDS or (not request and len(distress) + len(conflict) < MIN_CUES):
-        cues = ", ".join(distress + conflict) or "none"
-        return Screened(False, "weak_emotional_signal", f"{n_words} words; cues: {cues}")
+        found = ", ".join(distress + conflict) or "none"
+        return Screened(False, "weak_emotional_signal", f"{n_words} words; cues: {found}")
     kind = "request" if request else "conflict" if conflict else "distress"
     cues = distress + conflict + request
     score = len(set(distress)) + 1.5 * len(set(conflict)) + 2.0 * len(set(request))

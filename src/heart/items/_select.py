@@ -175,14 +175,21 @@ def select_regular_items(
             items.append(item)
             decisions.append(
                 Decision(
-                    cand.conversation.id, cand.turn_index, True, "selected",
-                    f"{cand.screened.rule}: {cand.screened.detail}", item.id,
+                    cand.conversation.id,
+                    cand.turn_index,
+                    True,
+                    "selected",
+                    f"{cand.screened.rule}: {cand.screened.detail}",
+                    item.id,
                 )
             )
         for cand in passed:
             decisions.append(
                 Decision(
-                    cand.conversation.id, cand.turn_index, False, "not_sampled",
+                    cand.conversation.id,
+                    cand.turn_index,
+                    False,
+                    "not_sampled",
                     f"{cand.screened.rule}: {cand.screened.detail}",
                 )
             )

@@ -28,7 +28,9 @@ def judgment_id(pair_id: str, judge: str, order: str) -> str:
     return stable_id("jd-", pair_id, judge, order)
 
 
-def judge_request(item: Item, first: str, second: str, prompt: Prompt, spec: JudgeSpec) -> ChatRequest:
+def judge_request(
+    item: Item, first: str, second: str, prompt: Prompt, spec: JudgeSpec
+) -> ChatRequest:
     """The judge's request: the rubric, then the transcript (shared by all pairs of the item),
     then the two replies in the order shown."""
     user = (
@@ -106,8 +108,9 @@ class JudgingSummary:
 
 def _register(store: Store, prompt: Prompt) -> None:
     with store.session() as session:
-        session.merge(PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version,
-                                text=prompt.text))
+        session.merge(
+            PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version, text=prompt.text)
+        )
 
 
 def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:

@@ -49,8 +49,9 @@ def build_pairs(store: Store, spec: PairsSpec, seed: int) -> int:
                 if pid in existing:
                     continue
                 a, b = seeded_order(seed, item_id, x.id, y.id)
-                session.add(PairRow(id=pid, item_id=item_id, a_id=a, b_id=b,
-                                    design=spec.design.value))
+                session.add(
+                    PairRow(id=pid, item_id=item_id, a_id=a, b_id=b, design=spec.design.value)
+                )
                 existing.add(pid)
                 added += 1
     return added

@@ -1,4 +1,4 @@
-"""The judge's strict output: a JSON schema (enums only, which grammars honour) and its validator."""
+"""The judge's strict output: a JSON schema (enums only, as grammars honour) and its validator."""
 
 from __future__ import annotations
 

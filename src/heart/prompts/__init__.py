@@ -13,7 +13,7 @@ _HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class Prompt:
-    """A template as shipped: ``name``, ``version``, ``text`` and the sha256 ``hash`` of the text."""
+    """A shipped template: ``name``, ``version``, ``text`` and the sha256 ``hash`` of the text."""
 
     name: str
     version: str

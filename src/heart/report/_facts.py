@@ -46,18 +46,23 @@ def gather_facts(study: Study) -> StudyFacts:
         items = dict(s.execute(select(ItemRow.subset, func.count()).group_by(ItemRow.subset)).all())
         completions = _by_status(
             s.execute(
-                select(CompletionRow.system, CompletionRow.status, func.count())
-                .group_by(CompletionRow.system, CompletionRow.status)
+                select(CompletionRow.system, CompletionRow.status, func.count()).group_by(
+                    CompletionRow.system, CompletionRow.status
+                )
             ).all()
         )
         judgments = _by_status(
             s.execute(
-                select(JudgmentRow.judge, JudgmentRow.status, func.count())
-                .group_by(JudgmentRow.judge, JudgmentRow.status)
+                select(JudgmentRow.judge, JudgmentRow.status, func.count()).group_by(
+                    JudgmentRow.judge, JudgmentRow.status
+                )
             ).all()
         )
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
-        prompts = [(p.name, p.version, p.hash) for p in s.scalars(select(PromptRow).order_by(PromptRow.name))]
+        prompts = [
+            (p.name, p.version, p.hash)
+            for p in s.scalars(select(PromptRow).order_by(PromptRow.name))
+        ]
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
     comparisons = load_comparisons(study.store)
     board = None

@@ -28,9 +28,14 @@ def board_rows(facts: StudyFacts) -> list[list[str]]:
     for rank, s in enumerate(facts.board.standings, 1):
         rows.append(
             [
-                str(rank), s.system, facts.families.get(s.system, ""), f"{s.elo:.0f}",
-                f"{s.low:.0f}–{s.high:.0f}", f"{s.paper_low:.0f}–{s.paper_high:.0f}",
-                str(s.comparisons), _pct(s.win_rate),
+                str(rank),
+                s.system,
+                facts.families.get(s.system, ""),
+                f"{s.elo:.0f}",
+                f"{s.low:.0f}–{s.high:.0f}",
+                f"{s.paper_low:.0f}–{s.paper_high:.0f}",
+                str(s.comparisons),
+                _pct(s.win_rate),
                 *(_pct(s.axis_win_rates[a]) for a in AXES),
             ]
         )
@@ -40,8 +45,15 @@ def board_rows(facts: StudyFacts) -> list[list[str]]:
 def board_header(facts: StudyFacts) -> list[str]:
     level = f"{100 * facts.board.level:.0f}%" if facts.board else "95%"
     return [
-        "#", "system", "family", "Elo", f"{level} CI (conversation bootstrap)",
-        f"{level} CI (paper, SE=√(1/n))", "comparisons", "win rate", *AXES,
+        "#",
+        "system",
+        "family",
+        "Elo",
+        f"{level} CI (conversation bootstrap)",
+        f"{level} CI (paper, SE=√(1/n))",
+        "comparisons",
+        "win rate",
+        *AXES,
     ]
 
 
@@ -59,7 +71,9 @@ def _position_lines(facts: StudyFacts) -> list[str]:
     for c in facts.position:
         flag = (
             " **UNRELIABLE: this judge favours the reply shown first; its verdicts say little "
-            "about the replies.**" if c.flagged else ""
+            "about the replies.**"
+            if c.flagged
+            else ""
         )
         lines.append(
             f"- `{c.judge}`: the first-shown reply won {_pct(c.first_wins)} of {c.judgments} "
@@ -81,8 +95,11 @@ def render_markdown(facts: StudyFacts) -> str:
             "",
         ]
         if b.separated:
-            out += ["Note: some system won or lost every comparison (perfect separation); the "
-                    "fit used a weak ridge penalty so the ratings stay finite.", ""]
+            out += [
+                "Note: some system won or lost every comparison (perfect separation); the "
+                "fit used a weak ridge penalty so the ratings stay finite.",
+                "",
+            ]
         header = board_header(facts)
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
@@ -96,7 +113,9 @@ def render_markdown(facts: StudyFacts) -> str:
     for system, (ok, failed) in facts.completions.items():
         out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
     for judge, (ok, failed) in facts.judgments.items():
-        out.append(f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)")
+        out.append(
+            f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
+        )
     out += ["", "### Prompts", ""]
     out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
     out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]

@@ -1,4 +1,4 @@
-"""The study store: SQLAlchemy tables, opening and migrating, and the reads and writes stages use."""
+"""The study store: SQLAlchemy tables, and opening and migrating a database."""
 
 from heart.store._db import Store, now_iso, open_store
 from heart.store._tables import (

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
 class ConversationRow(Base):
@@ -47,9 +47,7 @@ class ScreeningRow(Base):
     """Why a candidate couplet was kept or dropped: one row per couplet seen by the screen."""
 
     __tablename__ = "screening"
-    conversation_id: Mapped[str] = mapped_column(
-        ForeignKey("conversations.id"), primary_key=True
-    )
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id"), primary_key=True)
     turn_index: Mapped[int] = mapped_column(Integer, primary_key=True)
     kept: Mapped[bool] = mapped_column(Boolean)
     rule: Mapped[str] = mapped_column(String(60), index=True)
