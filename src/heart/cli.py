@@ -221,12 +221,12 @@ def _judge(s: Study) -> None:
     calls = summary.model_calls
     console.print(
         f"judge: {added} new pairs, {calls.calls} judge calls ({calls.cached} from cache, "
-        f"{calls.failed} failed), {summary.already_done} judgments already done"
+        f"{calls.failed} failed or invalid), {summary.already_done} judgments already done"
     )
     if calls.failed:
         console.print(
-            f"[yellow]{calls.failed} calls failed and will be retried on the next run; "
-            f"first reason: {calls.errors[0]}[/yellow]"
+            f"[yellow]{calls.failed} verdicts failed or were invalid: stored with their reason, "
+            f"never counted, asked again on the next run. First reason: {calls.errors[0]}[/yellow]"
         )
 
 

@@ -40,6 +40,7 @@ def generation_request(item: Item, prompt: Prompt, spec: SystemSpec) -> ChatRequ
         max_tokens=spec.model.max_tokens,
         temperature=spec.model.temperature,
         top_p=spec.model.top_p,
+        stream=True,
     )
 
 
@@ -74,29 +75,28 @@ def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
 
 
 def _recorder(
-    item: Item, system: SystemSpec, prompt: Prompt, key: str, price_in: float, price_out: float
-) -> Callable[[Session, ChatResponse | None, str | None], None]:
-    def record(session: Session, response: ChatResponse | None, error: str | None) -> None:
+    item: Item, system: SystemSpec, prompt: Prompt, key: str
+) -> Callable[[Session, ChatResponse | None, str | None], str | None]:
+    assert system.model is not None
+    price = system.model.price
+
+    def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         cid = completion_id(item.id, system.name)
         row = session.get(CompletionRow, cid) or CompletionRow(
             id=cid, item_id=item.id, system=system.name, contributor=""
         )
-        row.prompt_hash = prompt.hash
-        row.call_hash = key
-        row.created_at = now_iso()
+        row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         text = clean_reply(response.text) if response else ""
-        if response is None or not text:
-            row.status, row.text = "failed", ""
-            row.error = (
-                error or f"empty reply (finish reason {response and response.finish_reason})"
-            )
-        else:
-            row.status, row.text, row.error = "ok", text, None
+        if response is not None:
             row.ttft_ms, row.latency_ms = response.ttft_ms, response.latency_ms
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
             row.finish_reason = response.finish_reason
-            row.cost_usd = (response.tokens_in * price_in + response.tokens_out * price_out) / 1e6
+            row.cost_usd = price.cost(response.tokens_in, response.tokens_out)
+            if not text:
+                error = f"empty reply (finish reason {response.finish_reason})"
+        row.status, row.text, row.error = ("failed", "", error) if error else ("ok", text, None)
         session.merge(row)
+        return error
 
     return record
 
@@ -138,15 +138,12 @@ def generate(study: Study, console: Console | None = None) -> GenerationSummary:
             request = generation_request(item, prompt, system)
             model = models[system.name]
             key = request.call_hash(model.provider, model.model)
-            price = system.model.price
             calls.append(
                 Call(
                     model=model,
                     request=request,
                     group=f"{system.name}/{item.id}",
-                    on_result=_recorder(
-                        item, system, prompt, key, price.input_per_mtok, price.output_per_mtok
-                    ),
+                    on_result=_recorder(item, system, prompt, key),
                 )
             )
     summary = asyncio.run(run_calls(calls, study.store, label="generate", console=console))

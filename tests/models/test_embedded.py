@@ -18,6 +18,7 @@ REQUEST = ChatRequest(
         Message(role="user", content="I failed my exam again and I feel so stupid."),
     ),
     max_tokens=48,
+    stream=True,
 )
 
 
@@ -65,3 +66,13 @@ def test_schema_constrained_answer_is_json() -> None:
     except InvalidVerdict as exc:  # the grammar guarantees shape; validation may still object
         pytest.fail(f"grammar-constrained answer did not validate: {exc}: {response.text!r}")
     assert verdict.winner in ("A", "B")
+
+
+def test_streaming_does_not_change_the_answer_or_its_cache_key() -> None:
+    model = EmbeddedModel("smollm2-135m-instruct-q4_1", n_ctx=2048)
+    plain = REQUEST.model_copy(update={"stream": False})
+    streamed, whole = asyncio.run(model.complete(REQUEST)), asyncio.run(model.complete(plain))
+    assert streamed.text == whole.text
+    assert (streamed.tokens_in, streamed.tokens_out) == (whole.tokens_in, whole.tokens_out)
+    assert whole.ttft_ms is None and streamed.ttft_ms is not None
+    assert REQUEST.call_hash("embedded", "m") == plain.call_hash("embedded", "m")

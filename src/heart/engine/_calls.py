@@ -28,13 +28,14 @@ class Call:
 
     ``group`` orders calls so that those sharing a prompt prefix (the same item) run back to back;
     ``on_result`` writes the stage's row in the same transaction that caches the answer, so a call
-    is either fully recorded or not at all.
+    is either fully recorded or not at all; it returns the reason when the stage could not use the
+    answer (an empty reply, an invalid verdict), and ``None`` otherwise.
     """
 
     model: ChatModel
     request: ChatRequest
     group: str
-    on_result: Callable[[Session, ChatResponse | None, str | None], None]
+    on_result: Callable[[Session, ChatResponse | None, str | None], str | None]
 
     @property
     def key(self) -> str:
@@ -59,7 +60,9 @@ def _cached(store: Store, key: str) -> ChatResponse | None:
         return ChatResponse.model_validate({**row.response, "cached": True})
 
 
-def _record(store: Store, call: Call, response: ChatResponse | None, error: str | None) -> None:
+def _record(
+    store: Store, call: Call, response: ChatResponse | None, error: str | None
+) -> str | None:
     with store.session() as session:
         if response is not None and not response.cached:
             session.merge(
@@ -71,7 +74,7 @@ def _record(store: Store, call: Call, response: ChatResponse | None, error: str 
                     created_at=now_iso(),
                 )
             )
-        call.on_result(session, response, error)
+        return call.on_result(session, response, error)
 
 
 async def _execute(call: Call, store: Store) -> tuple[ChatResponse | None, str | None]:
@@ -112,12 +115,12 @@ async def run_calls(
     async def one(call: Call, task_id: TaskID) -> None:
         async with semaphore:
             response, error = await _execute(call, store)
-        await asyncio.to_thread(_record, store, call, response, error)
+        failure = await asyncio.to_thread(_record, store, call, response, error)
         summary.calls += 1
-        if response is None:
+        if failure is not None:
             summary.failed += 1
-            summary.errors.append(error or "unknown error")
-        else:
+            summary.errors.append(failure)
+        if response is not None:
             summary.cached += response.cached
             summary.tokens_in += response.tokens_in
             summary.tokens_out += response.tokens_out

@@ -59,43 +59,34 @@ def _to_pair_terms(shown: str, order: str) -> str:
 
 def _recorder(
     pair: PairRow, judge: JudgeSpec, order: str, prompt: Prompt, key: str
-) -> Callable[[Session, ChatResponse | None, str | None], None]:
-    def record(session: Session, response: ChatResponse | None, error: str | None) -> None:
+) -> Callable[[Session, ChatResponse | None, str | None], str | None]:
+    def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         jid = judgment_id(pair.id, judge.name, order)
         row = session.get(JudgmentRow, jid) or JudgmentRow(
             id=jid, pair_id=pair.id, judge=judge.name, order=order
         )
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         row.raw = response.text if response else None
+        row.winner, row.strength, row.axes, row.rationale = None, None, {}, ""
         if response is not None:
             row.latency_ms = response.latency_ms
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            price = judge.model.price
-            row.cost_usd = (
-                response.tokens_in * price.input_per_mtok
-                + response.tokens_out * price.output_per_mtok
-            ) / 1e6
+            row.cost_usd = judge.model.price.cost(response.tokens_in, response.tokens_out)
             try:
                 verdict = parse_verdict(response.text)
             except InvalidVerdict as exc:
                 error = f"invalid verdict: {exc}"
             else:
-                row.status, row.error = "ok", None
                 row.winner = _to_pair_terms(verdict.winner, order)
                 row.strength = verdict.strength
                 row.axes = {
-                    axis.value: {
-                        "winner": _to_pair_terms(v.winner, order),
-                        "strength": v.strength,
-                    }
+                    axis.value: {"winner": _to_pair_terms(v.winner, order), "strength": v.strength}
                     for axis, v in verdict.axes.items()
                 }
                 row.rationale = verdict.rationale.strip()
-                session.merge(row)
-                return
-        row.status, row.error = "failed", error
-        row.winner, row.strength, row.axes, row.rationale = None, None, {}, ""
+        row.status, row.error = ("failed", error) if error else ("ok", None)
         session.merge(row)
+        return error
 
     return record
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from heart.types import Axis
 
 STRENGTHS = [1, 2, 3, 4, 5]
+RATIONALE_CHARS = 160  # short enough that a grammar closes the string within the token cap
 
 
 def _axis_schema() -> dict[str, Any]:
@@ -35,7 +36,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
             "required": [axis.value for axis in Axis],
             "additionalProperties": False,
         },
-        "rationale": {"type": "string", "maxLength": 300},
+        "rationale": {"type": "string", "maxLength": RATIONALE_CHARS},
     },
     "required": ["winner", "strength", "axes", "rationale"],
     "additionalProperties": False,

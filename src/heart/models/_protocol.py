@@ -24,13 +24,15 @@ class ChatRequest(BaseModel):
     temperature: float = 0.0
     top_p: float = 1.0
     json_schema: dict[str, Any] | None = None
+    stream: bool = Field(
+        False, description="stream the answer to time its first token (does not change it)"
+    )
 
     def call_hash(self, provider: str, model: str) -> str:
         """The cache and resume key of this request sent to ``provider``/``model``."""
+        request = self.model_dump(mode="json", exclude={"stream"})
         return sha256_hex(
-            canonical_json(
-                {"provider": provider, "model": model, "request": self.model_dump(mode="json")}
-            )
+            canonical_json({"provider": provider, "model": model, "request": request})
         )
 
 

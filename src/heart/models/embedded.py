@@ -78,15 +78,24 @@ class EmbeddedModel:
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "top_p": request.top_p,
-            "stream": True,
         }
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         start = time.perf_counter()
+        if not request.stream:
+            answer = llm.create_chat_completion(**kwargs)
+            usage = answer["usage"]
+            return ChatResponse(
+                text=answer["choices"][0]["message"]["content"] or "",
+                tokens_in=usage["prompt_tokens"],
+                tokens_out=usage["completion_tokens"],
+                latency_ms=(time.perf_counter() - start) * 1000,
+                finish_reason=answer["choices"][0]["finish_reason"],
+            )
         ttft: float | None = None
         pieces: list[str] = []
         finish: str | None = None
-        for chunk in llm.create_chat_completion(**kwargs):
+        for chunk in llm.create_chat_completion(**kwargs, stream=True):
             choice = chunk["choices"][0]
             delta = choice.get("delta", {}).get("content")
             if delta:
@@ -94,17 +103,14 @@ class EmbeddedModel:
                     ttft = (time.perf_counter() - start) * 1000
                 pieces.append(delta)
             finish = choice.get("finish_reason") or finish
-        latency = (time.perf_counter() - start) * 1000
-        text = "".join(pieces)
         # llama.cpp streams one token per chunk; its context then holds prompt + reply tokens
         tokens_out = len(pieces)
-        tokens_in = max(0, int(llm.n_tokens) - tokens_out)
         return ChatResponse(
-            text=text,
-            tokens_in=tokens_in,
+            text="".join(pieces),
+            tokens_in=max(0, int(llm.n_tokens) - tokens_out),
             tokens_out=tokens_out,
             ttft_ms=ttft,
-            latency_ms=latency,
+            latency_ms=(time.perf_counter() - start) * 1000,
             finish_reason=finish,
         )
 

@@ -57,12 +57,22 @@ def board_header(facts: StudyFacts) -> list[str]:
     ]
 
 
+TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
+
+
 def terminal_table(facts: StudyFacts) -> Table:
+    """The board for an 80-column terminal (the report has every column)."""
     table = Table(title=f"HEART leaderboard: {facts.name} (LLM judges)")
-    for i, head in enumerate(board_header(facts)):
-        table.add_column(head, justify="left" if i in (1, 2) else "right")
+    for head in TERMINAL_COLUMNS:
+        table.add_column(head, justify="left" if head == "system" else "right")
     for row in board_rows(facts):
-        table.add_row(*row)
+        rank, system, _family, elo, ci, _paper, n, win, *axes = row
+        table.add_row(rank, system, elo, ci, n, win, *axes)
+    if facts.board is not None:
+        table.caption = (
+            f"CI: {facts.board.rounds} bootstrap rounds over conversations; "
+            "win and H-T: share of comparisons won"
+        )
     return table
 
 
