@@ -59,8 +59,8 @@ def test_second_run_makes_no_model_calls(demo: tuple[Path, str]) -> None:
     root, _ = demo
     calls_before = _count(root, CallRow)
     out = heart("run", "--study", root).stdout
-    assert "generate: 0 fixed replies stored, 0 model calls" in out
-    assert "judge: 0 new pairs, 0 judge calls" in out
+    assert "generate: 0 fixed replies stored, 48 completions already done, 0 model calls" in out
+    assert "judge: 0 new pairs, 48 judgments already done, 0 model calls" in out
     assert _count(root, CallRow) == calls_before
 
 

@@ -11,44 +11,16 @@ from sqlalchemy import func, select
 
 from heart.errors import ImportRefused
 from heart.release import export_bundle, import_bundle, import_table
-from heart.store import CompletionRow, ConversationRow, ItemRow, JudgmentRow, Store, SystemRow
+from heart.store import CompletionRow, JudgmentRow, Store
 from heart.types import sha256_hex
+
+from .rows import seed_study
 
 
 def _study(store: Store, root: Path) -> None:
     root.mkdir(exist_ok=True)
     (root / "study.yaml").write_text("name: t\nsystems: []\n")
-    with store.session() as s:
-        s.add(
-            ConversationRow(
-                id="c1",
-                problem_type="p",
-                emotion_type="e",
-                experience_type="",
-                situation="",
-                survey={},
-                turns=[],
-                origin={},
-            )
-        )
-        for name in ("m1", "m2"):
-            s.add(SystemRow(name=name, kind="model", family=name, spec={}))
-        s.flush()
-        s.add(
-            ItemRow(
-                id="i1",
-                content_hash="h1",
-                subset="regular",
-                conversation_id="c1",
-                turn_index=3,
-                context=[],
-                reference="r",
-                problem_type="p",
-                emotion_type="e",
-                situation="",
-                meta={},
-            )
-        )
+    seed_study(store, ["m1", "m2"], items=1)
 
 
 def _completions(store: Store) -> int:
@@ -59,8 +31,8 @@ def _completions(store: Store) -> int:
 def test_completions_file_with_unknown_item_is_refused_whole(store: Store, tmp_path: Path) -> None:
     _study(store, tmp_path)
     path = tmp_path / "c.csv"
-    path.write_text("item_id,system,text\ni1,m1,first reply\ni9,m1,orphan reply\n")
-    with pytest.raises(ImportRefused, match=r"line 3: 'item_id' refers to unknown item 'i9'"):
+    path.write_text("item_id,system,text\ni0,m1,first reply\ni9,m1,orphan reply\n")
+    with pytest.raises(ImportRefused, match=r"c\.csv line 3: 'item_id' refers to unknown item 'i9'"):
         import_table(store, path, "completions", seed=0)
     assert _completions(store) == 0
 
@@ -68,8 +40,8 @@ def test_completions_file_with_unknown_item_is_refused_whole(store: Store, tmp_p
 def test_completions_file_with_unknown_system_is_refused(store: Store, tmp_path: Path) -> None:
     _study(store, tmp_path)
     path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps({"item_id": "i1", "system": "nobody", "text": "x"}) + "\n")
-    with pytest.raises(ImportRefused, match=r"line 1: 'system' refers to unknown system 'nobody'"):
+    path.write_text(json.dumps({"item_id": "i0", "system": "nobody", "text": "x"}) + "\n")
+    with pytest.raises(ImportRefused, match=r"c\.jsonl line 1: 'system' refers to unknown system 'nobody'"):
         import_table(store, path, "completions", seed=0)
     assert _completions(store) == 0
 
@@ -77,13 +49,13 @@ def test_completions_file_with_unknown_system_is_refused(store: Store, tmp_path:
 def test_completions_then_human_judgments_import(store: Store, tmp_path: Path) -> None:
     _study(store, tmp_path)
     completions = tmp_path / "c.csv"
-    completions.write_text("item_id,system,text\ni1,m1,one\ni1,m2,two\n")
+    completions.write_text("item_id,system,text\ni0,m1,one\ni0,m2,two\n")
     assert import_table(store, completions, "completions", seed=0).added == {"completions.jsonl": 2}
     judgments = tmp_path / "j.csv"
     judgments.write_text(
         "item_id,judge,a_system,b_system,winner,strength,rationale\n"
-        "i1,rater-1,m1,m2,a,2,warmer\n"
-        "i1,rater-2,m2,m1,tie,1,same\n"
+        "i0,rater-1,m1,m2,a,2,warmer\n"
+        "i0,rater-2,m2,m1,tie,1,same\n"
     )
     summary = import_table(store, judgments, "judgments", seed=0)
     assert summary.added == {"judges.jsonl": 2, "pairs.jsonl": 1, "judgments.jsonl": 2}
@@ -101,15 +73,15 @@ def test_completions_then_human_judgments_import(store: Store, tmp_path: Path) -
 def test_judgment_for_missing_completion_is_refused(store: Store, tmp_path: Path) -> None:
     _study(store, tmp_path)
     judgments = tmp_path / "j.csv"
-    judgments.write_text("item_id,judge,a_system,b_system,winner\ni1,r,m1,m2,a\n")
-    with pytest.raises(ImportRefused, match="line 2: item 'i1' has no stored completion"):
+    judgments.write_text("item_id,judge,a_system,b_system,winner\ni0,r,m1,m2,a\n")
+    with pytest.raises(ImportRefused, match="line 2: item 'i0' has no stored completion"):
         import_table(store, judgments, "judgments", seed=0)
 
 
 def test_bad_winner_names_the_line(store: Store, tmp_path: Path) -> None:
     _study(store, tmp_path)
     judgments = tmp_path / "j.csv"
-    judgments.write_text("item_id,judge,a_system,b_system,winner\ni1,r,m1,m2,A+\n")
+    judgments.write_text("item_id,judge,a_system,b_system,winner\ni0,r,m1,m2,A+\n")
     with pytest.raises(ImportRefused, match="line 2: 'winner' must be a, b or tie"):
         import_table(store, judgments, "judgments", seed=0)
 

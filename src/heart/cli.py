@@ -19,6 +19,7 @@ from heart.config import STUDY_FILE
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
+    from heart.engine import Call, RunSummary
     from heart.study import Study
 
 app = typer.Typer(
@@ -197,20 +198,72 @@ def items_list(study: StudyOption = Path(".")) -> None:
         console.print(table)
 
 
+def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> None:
+    """One line per stage: what was done, how many calls, from cache, failed; then the first
+    failure's reason."""
+    console.print(
+        f"{stage}: {done}, {calls.calls} model calls ({calls.cached} from cache, "
+        f"{calls.failed} failed)"
+    )
+    if calls.failed:
+        console.print(
+            f"[yellow]{calls.failed} {retry_note}; stored with their reason, never counted, and "
+            f"tried again on the next run. First reason: {calls.errors[0]}[/yellow]"
+        )
+
+
+DryRun = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run", help="Print the calls, tokens and cost this would spend; call nothing."
+    ),
+]
+
+
+def _print_plan(stage: str, calls: list[Call], s: Study, extra: str = "") -> None:
+    from heart.engine import plan_calls
+
+    plans = plan_calls(calls, s.store)
+    table = Table(title=f"{stage}: what a run would call{extra}")
+    for col in ("provider", "model", "calls", "cached", "new", "≈ tokens in", "≤ tokens out",
+                "≤ cost (USD)"):  # fmt: skip
+        table.add_column(col, justify="left" if col in ("provider", "model") else "right")
+    for p in plans:
+        counts = (p.calls, p.cached, p.calls - p.cached)
+        table.add_row(p.provider, p.model, *map(str, counts), f"{p.tokens_in:,}",
+                      f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
+    if not plans:
+        table.add_row("–", "nothing to do", "0", "0", "0", "0", "0", "0")
+    console.print(table)
+    budget = s.config.engine.budget_usd
+    total = sum(p.max_cost_usd for p in plans)
+    if budget is not None and total > budget:
+        console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
+
+
+def _dry_run(s: Study, stages: tuple[str, ...]) -> None:
+    from heart.generate import plan_generation
+    from heart.judging import plan_judging
+
+    if "generate" in stages:
+        plan = plan_generation(s)
+        _print_plan("generate", plan.calls, s, f" ({len(plan.fixed)} fixed replies to store)")
+    if "judge" in stages:
+        calls, _ = plan_judging(s)
+        note = " (pairs stored so far; new completions add pairs)" if "generate" in stages else ""
+        _print_plan("judge", calls, s, note)
+
+
 def _generate(s: Study) -> None:
     from heart.generate import generate as run_generation
 
     summary = run_generation(s, console)
-    calls = summary.model_calls
-    console.print(
-        f"generate: {summary.fixed} fixed replies stored, {calls.calls} model calls "
-        f"({calls.cached} from cache, {calls.failed} failed), {summary.already_done} already done"
+    _print_calls(
+        "generate",
+        f"{summary.fixed} fixed replies stored, {summary.already_done} completions already done",
+        summary.model_calls,
+        "completions failed",
     )
-    if calls.failed:
-        console.print(
-            f"[yellow]{calls.failed} completions failed and will be retried on the next "
-            f"run; first reason: {calls.errors[0]}[/yellow]"
-        )
 
 
 def _judge(s: Study) -> None:
@@ -218,16 +271,12 @@ def _judge(s: Study) -> None:
 
     added = build_pairs(s.store, s.config.pairs, s.config.seed)
     summary = judge_pairs(s, console)
-    calls = summary.model_calls
-    console.print(
-        f"judge: {added} new pairs, {calls.calls} judge calls ({calls.cached} from cache, "
-        f"{calls.failed} failed or invalid), {summary.already_done} judgments already done"
+    _print_calls(
+        "judge",
+        f"{added} new pairs, {summary.already_done} judgments already done",
+        summary.model_calls,
+        "verdicts failed or were invalid",
     )
-    if calls.failed:
-        console.print(
-            f"[yellow]{calls.failed} verdicts failed or were invalid: stored with their reason, "
-            f"never counted, asked again on the next run. First reason: {calls.errors[0]}[/yellow]"
-        )
 
 
 def _report(s: Study) -> Path:
@@ -247,17 +296,20 @@ def _report(s: Study) -> Path:
 
 
 @app.command()
-def generate(study: StudyOption = Path(".")) -> None:
+def generate(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
     """Generate every missing completion (models, the ESConv original, controls)."""
     with _study(study) as s:
-        _generate(s)
+        _dry_run(s, ("generate",)) if dry_run else _generate(s)
 
 
 @app.command()
-def judge(study: StudyOption = Path(".")) -> None:
+def judge(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
     """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
     with _study(study) as s:
-        _judge(s)
+        if dry_run:
+            _dry_run(s, ("judge",))
+        else:
+            _judge(s)
 
 
 @app.command()
@@ -277,12 +329,15 @@ def report(study: StudyOption = Path(".")) -> None:
 
 
 @app.command()
-def run(study: StudyOption = Path(".")) -> None:
+def run(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
     """Every stage in order (items, generate, judge, report), skipping finished work."""
     from heart.store import ItemRow
 
     start = time.perf_counter()
     with _study(study) as s:
+        if dry_run:
+            _dry_run(s, ("generate", "judge"))
+            return
         with s.store.session() as session:
             have_items = session.scalar(select(func.count()).select_from(ItemRow))
         if have_items:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from heart.errors import ConfigError
 from heart.types import SystemKind
 
+ProviderName = Literal["embedded", "openai", "anthropic"]
 STUDY_FILE = "study.yaml"
 DEFAULT_STORE = "heart.db"
 
@@ -34,7 +35,7 @@ class Price(Strict):
 class ModelSpec(Strict):
     """How to reach a model: provider, model name, and decoding parameters."""
 
-    provider: Literal["embedded", "openai", "anthropic"] = "embedded"
+    provider: ProviderName = "embedded"
     model: str = "smollm2-135m-instruct-q4_1"
     base_url: str | None = None
     api_key_env: str | None = Field(
@@ -44,7 +45,46 @@ class ModelSpec(Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     top_p: float = Field(1.0, gt=0, le=1)
     n_ctx: int = Field(4096, gt=0)
+    structured_output: Literal["json_schema", "json_object_schema", "json_object", "off"] = Field(
+        "json_schema",
+        description="how an OpenAI-compatible endpoint is asked for JSON: 'json_schema' "
+        "(OpenAI, vLLM), 'json_object_schema' (llama.cpp server), 'json_object', or 'off'",
+    )
     price: Price = Price()
+
+
+class ProviderSettings(Strict):
+    """How the engine treats one provider: parallel calls, rate limits, timeouts, retries."""
+
+    concurrency: int = Field(4, gt=0, le=1024)
+    requests_per_minute: int | None = Field(None, gt=0)
+    tokens_per_minute: int | None = Field(None, gt=0)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=50)
+    backoff_base_s: float = Field(0.5, ge=0)
+    backoff_cap_s: float = Field(60.0, gt=0)
+
+
+def default_providers() -> dict[ProviderName, ProviderSettings]:
+    """The embedded model runs one call at a time in-process; remote APIs get a few in flight."""
+    return {
+        "embedded": ProviderSettings(concurrency=1, timeout_s=600),
+        "openai": ProviderSettings(),
+        "anthropic": ProviderSettings(),
+    }
+
+
+class EngineSpec(Strict):
+    """Settings of the engine that runs every model call."""
+
+    budget_usd: float | None = Field(
+        None, gt=0, description="stop starting new calls once this much has been spent"
+    )
+    providers: dict[ProviderName, ProviderSettings] = Field(default_factory=default_providers)
+
+    def settings(self, provider: ProviderName) -> ProviderSettings:
+        """The study's settings for ``provider``, or the defaults."""
+        return self.providers.get(provider) or default_providers()[provider]
 
 
 class SystemSpec(Strict):
@@ -109,6 +149,7 @@ class StudyConfig(Strict):
     judges: list[JudgeSpec] = Field(default_factory=list)
     pairs: PairsSpec = PairsSpec()
     ratings: RatingsSpec = RatingsSpec()
+    engine: EngineSpec = EngineSpec()
 
     @field_validator("systems")
     @classmethod

@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 from heart.config import SystemSpec
 from heart.engine import Call, RunSummary, run_calls
 from heart.items import item_from_row
-from heart.models import ChatModel, ChatRequest, ChatResponse, Message, make_chat_model
-from heart.prompts import Prompt, load_prompt
-from heart.store import CompletionRow, ItemRow, PromptRow, Store, now_iso
+from heart.models import ChatRequest, ChatResponse, Message, make_chat_model
+from heart.prompts import Prompt
+from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
 from heart.types import Item, SystemKind, stable_id
@@ -101,50 +101,59 @@ def _recorder(
     return record
 
 
-def _register_prompt(store: Store, prompt: Prompt) -> None:
-    with store.session() as session:
-        session.merge(
-            PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version, text=prompt.text)
-        )
+@dataclass
+class GenerationPlan:
+    """What generation still has to do: fixed replies to store and model calls to make."""
+
+    fixed: list[tuple[Item, SystemSpec]]
+    calls: list[Call]
+    already_done: int
 
 
-def generate(study: Study, console: Console | None = None) -> GenerationSummary:
-    """Fill in every missing or failed completion of every non-human system."""
-    prompt = load_prompt(GENERATION_PROMPT)
-    _register_prompt(study.store, prompt)
+def plan_generation(study: Study) -> GenerationPlan:
+    """Every completion of a non-human system that is missing or failed, as work to do."""
+    prompt = study.use_prompt(GENERATION_PROMPT)
     with study.store.session() as session:
         items = [item_from_row(r) for r in session.scalars(select(ItemRow).order_by(ItemRow.id))]
         done = {
             (r.item_id, r.system)
             for r in session.scalars(select(CompletionRow).where(CompletionRow.status == "ok"))
         }
-    fixed = 0
-    calls: list[Call] = []
-    models: dict[str, ChatModel] = {}
+    plan = GenerationPlan(fixed=[], calls=[], already_done=len(done))
     for system in study.config.systems:
-        if system.kind is SystemKind.HUMAN:
-            continue
         todo = [item for item in items if (item.id, system.name) not in done]
         if system.kind in (SystemKind.DATASET, SystemKind.CONTROL):
-            with study.store.session() as session:
-                for item in todo:
-                    _store_fixed(session, item, system)
-            fixed += len(todo)
+            plan.fixed += [(item, system) for item in todo]
+        if system.kind is not SystemKind.MODEL or not todo:
             continue
         assert system.model is not None
-        if todo:
-            models[system.name] = make_chat_model(system.model)
+        model = make_chat_model(system.model)
         for item in todo:
             request = generation_request(item, prompt, system)
-            model = models[system.name]
-            key = request.call_hash(model.provider, model.model)
-            calls.append(
+            plan.calls.append(
                 Call(
                     model=model,
                     request=request,
                     group=f"{system.name}/{item.id}",
-                    on_result=_recorder(item, system, prompt, key),
+                    on_result=_recorder(
+                        item, system, prompt, request.call_hash(model.provider, model.model)
+                    ),
+                    price=system.model.price,
                 )
             )
-    summary = asyncio.run(run_calls(calls, study.store, label="generate", console=console))
-    return GenerationSummary(fixed=fixed, model_calls=summary, already_done=len(done))
+    return plan
+
+
+def generate(study: Study, console: Console | None = None) -> GenerationSummary:
+    """Fill in every missing or failed completion of every non-human system."""
+    plan = plan_generation(study)
+    with study.store.session() as session:
+        for item, system in plan.fixed:
+            _store_fixed(session, item, system)
+    summary = asyncio.run(
+        run_calls(plan.calls, study.store, label="generate", console=console,
+                  spec=study.config.engine)
+    )  # fmt: skip
+    return GenerationSummary(
+        fixed=len(plan.fixed), model_calls=summary, already_done=plan.already_done
+    )

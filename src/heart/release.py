@@ -165,9 +165,15 @@ def _existing_keys(session: Session, name: str, column: str) -> set[Any]:
 
 
 def _insert_all(
-    session: Session, tables: dict[str, list[tuple[int, dict[str, Any]]]]
+    session: Session,
+    tables: dict[str, list[tuple[int, dict[str, Any]]]],
+    source: dict[str, str] | None = None,
 ) -> ImportSummary:
-    """Check references and conflicts for every row, then add the new ones (caller commits)."""
+    """Check references and conflicts for every row, then add the new ones (caller commits).
+
+    ``source`` names, per table, the file its rows came from, for error messages.
+    """
+    source = source or {}
     known: dict[tuple[str, str], set[Any]] = {}
     for (name, column), target in REFERENCES.items():
         if name not in tables:
@@ -179,7 +185,7 @@ def _insert_all(
             if record[column] not in known[target]:
                 what = target[0].removesuffix(".jsonl").rstrip("s")
                 raise ImportRefused(
-                    f"{name} line {number}: '{column}' refers to unknown {what} "
+                    f"{source.get(name, name)} line {number}: '{column}' refers to unknown {what} "
                     f"{record[column]!r}; add it to the study (or the bundle) first"
                 )
     added: dict[str, int] = {}
@@ -191,7 +197,7 @@ def _insert_all(
             if existing is not None:
                 if _row_dict(existing) != record:
                     raise ImportRefused(
-                        f"{name} line {number}: a different row with key "
+                        f"{source.get(name, name)} line {number}: a different row with key "
                         f"{[record[k] for k in keys]} is already stored; nothing was imported"
                     )
                 unchanged[name] = unchanged.get(name, 0) + 1
@@ -356,7 +362,7 @@ def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummar
             for name, key in (("judges.jsonl", "name"), ("pairs.jsonl", "id")):
                 stored = _existing_keys(session, name, key)
                 tables[name] = [r for r in tables[name] if r[1][key] not in stored]
-        return _insert_all(session, tables)
+        return _insert_all(session, tables, dict.fromkeys(tables, str(path)))
 
 
 def _require_pair_completions(

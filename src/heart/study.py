@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from heart.config import StudyConfig, load_study, store_url
-from heart.store import JudgeRow, Store, SystemRow, open_store
+from heart.prompts import Prompt, load_prompt
+from heart.store import JudgeRow, PromptRow, Store, SystemRow, open_store
 
 
 @dataclass
@@ -18,6 +19,17 @@ class Study:
     @property
     def report_dir(self) -> Path:
         return self.root / "report"
+
+    def use_prompt(self, name: str) -> Prompt:
+        """Load a shipped prompt template and record it in the store by its hash."""
+        prompt = load_prompt(name)
+        with self.store.session() as session:
+            session.merge(
+                PromptRow(
+                    hash=prompt.hash, name=prompt.name, version=prompt.version, text=prompt.text
+                )
+            )
+        return prompt
 
     def close(self) -> None:
         self.store.close()

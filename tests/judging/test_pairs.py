@@ -8,60 +8,13 @@ from sqlalchemy import select
 
 from heart.config import PairsSpec
 from heart.judging import build_pairs, pair_id, seeded_order
-from heart.store import CompletionRow, ConversationRow, ItemRow, PairRow, Store, SystemRow
+from heart.store import CompletionRow, PairRow, Store
 
-
-def _fill(store: Store, systems: list[str], items: int) -> None:
-    with store.session() as s:
-        s.merge(
-            ConversationRow(
-                id="c1",
-                problem_type="p",
-                emotion_type="e",
-                experience_type="",
-                situation="",
-                survey={},
-                turns=[],
-                origin={},
-            )
-        )
-        for name in systems:
-            s.merge(SystemRow(name=name, kind="model", family=name, spec={}))
-        s.flush()
-        for i in range(items):
-            s.merge(
-                ItemRow(
-                    id=f"i{i}",
-                    content_hash=f"h{i}",
-                    subset="regular",
-                    conversation_id="c1",
-                    turn_index=3,
-                    context=[],
-                    reference="r",
-                    problem_type="p",
-                    emotion_type="e",
-                    situation="",
-                    meta={},
-                )
-            )
-        s.flush()
-        for i in range(items):
-            for name in systems:
-                s.merge(
-                    CompletionRow(
-                        id=f"cp-{i}-{name}",
-                        item_id=f"i{i}",
-                        system=name,
-                        contributor="",
-                        status="ok",
-                        text="t",
-                        created_at="x",
-                    )
-                )
+from ..rows import seed_study
 
 
 def test_all_pairs_once_with_balanced_seeded_order(store: Store) -> None:
-    _fill(store, ["s1", "s2", "s3", "s4"], items=60)
+    seed_study(store, ["s1", "s2", "s3", "s4"], items=60, completions=True)
     assert build_pairs(store, PairsSpec(), seed=11) == 60 * 6
     assert build_pairs(store, PairsSpec(), seed=11) == 0  # rerun adds nothing
     with store.session() as s:
@@ -78,14 +31,14 @@ def test_all_pairs_once_with_balanced_seeded_order(store: Store) -> None:
 
 
 def test_adding_a_system_pairs_only_the_new_one(store: Store) -> None:
-    _fill(store, ["s1", "s2"], items=5)
+    seed_study(store, ["s1", "s2"], items=5, completions=True)
     assert build_pairs(store, PairsSpec(), seed=0) == 5
-    _fill(store, ["s1", "s2", "s3"], items=5)
+    seed_study(store, ["s1", "s2", "s3"], items=5, completions=True)
     assert build_pairs(store, PairsSpec(), seed=0) == 10
 
 
 def test_failed_and_same_system_completions_are_not_paired(store: Store) -> None:
-    _fill(store, ["s1", "s2"], items=1)
+    seed_study(store, ["s1", "s2"], items=1, completions=True)
     with store.session() as s:
         s.add(
             CompletionRow(

@@ -11,15 +11,13 @@ from sqlalchemy.exc import IntegrityError
 from heart.errors import StoreError
 from heart.store import (
     CompletionRow,
-    ConversationRow,
-    ItemRow,
-    JudgeRow,
     JudgmentRow,
     PairRow,
     Store,
-    SystemRow,
     open_store,
 )
+
+from ..rows import seed_study
 
 TABLES = {
     "calls",
@@ -38,53 +36,9 @@ TABLES = {
 
 
 def _seed(store: Store) -> None:
+    seed_study(store, ["m1", "m2"], items=1, completions=True, judges=["j1"])
     with store.session() as s:
-        s.add(
-            ConversationRow(
-                id="c1",
-                problem_type="job crisis",
-                emotion_type="anxiety",
-                experience_type="",
-                situation="",
-                survey={},
-                turns=[],
-                origin={},
-            )
-        )
-        s.add(SystemRow(name="m1", kind="model", family="meta", spec={}))
-        s.add(SystemRow(name="m2", kind="model", family="openai", spec={}))
-        s.add(JudgeRow(name="j1", source="llm", family="google", spec={}))
-        s.flush()
-        s.add(
-            ItemRow(
-                id="i1",
-                content_hash="h1",
-                subset="regular",
-                conversation_id="c1",
-                turn_index=3,
-                context=[],
-                reference="r",
-                problem_type="job crisis",
-                emotion_type="anxiety",
-                situation="",
-                meta={},
-            )
-        )
-        s.flush()
-        for cid, system in (("cp1", "m1"), ("cp2", "m2")):
-            s.add(
-                CompletionRow(
-                    id=cid,
-                    item_id="i1",
-                    system=system,
-                    contributor="",
-                    status="ok",
-                    text="t",
-                    created_at="now",
-                )
-            )
-        s.flush()
-        s.add(PairRow(id="p1", item_id="i1", a_id="cp1", b_id="cp2", design="all"))
+        s.add(PairRow(id="p1", item_id="i0", a_id="cp-0-m1", b_id="cp-0-m2", design="all"))
 
 
 def test_migrates_to_every_table(store: Store) -> None:
@@ -116,7 +70,7 @@ def test_one_completion_per_system_item_contributor(store: Store) -> None:
         s.add(
             CompletionRow(
                 id="cp-other",
-                item_id="i1",
+                item_id="i0",
                 system="m1",
                 contributor="",
                 status="ok",
@@ -128,7 +82,7 @@ def test_one_completion_per_system_item_contributor(store: Store) -> None:
         s.add(
             CompletionRow(
                 id="cp3",
-                item_id="i1",
+                item_id="i0",
                 system="m1",
                 contributor="r-7",
                 status="ok",

@@ -1,5 +1,18 @@
 """The engine: every model call of every stage runs through here."""
 
-from heart.engine._calls import Call, RunSummary, run_calls
+from heart.engine._calls import Call, Engine, PlannedModel, RunSummary, plan_calls, run_calls
+from heart.engine._limits import ProviderLimits, TokenBucket
+from heart.engine._retry import RetryPolicy, call_with_retries
 
-__all__ = ["Call", "RunSummary", "run_calls"]
+__all__ = [
+    "Call",
+    "Engine",
+    "PlannedModel",
+    "ProviderLimits",
+    "RetryPolicy",
+    "RunSummary",
+    "TokenBucket",
+    "call_with_retries",
+    "plan_calls",
+    "run_calls",
+]

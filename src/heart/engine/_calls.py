@@ -1,8 +1,16 @@
-"""Running many model calls: the store's call cache, ordering by shared prefix, progress, resume."""
+"""Running many model calls: the call cache, per-provider limits, retries, budget, progress.
+
+Calls are dispatched in ``group`` order, so calls sharing a prompt prefix (the same item) run back
+to back. Each answer is written together with the stage's row by one writer thread, in small
+transactions: a run killed at any moment leaves only whole results, and a rerun does the rest.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import queue
+import random
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -16,30 +24,40 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from heart.config import EngineSpec, Price
+from heart.engine._limits import ProviderLimits
+from heart.engine._retry import RetryPolicy, call_with_retries
 from heart.models import ChatModel, ChatRequest, ChatResponse
+from heart.models._errors import ModelCallError
 from heart.store import CallRow, Store, now_iso
+
+Recorder = Callable[[Session, ChatResponse | None, str | None], str | None]
 
 
 @dataclass(frozen=True)
 class Call:
     """One model call a stage needs, and where its result goes.
 
-    ``group`` orders calls so that those sharing a prompt prefix (the same item) run back to back;
-    ``on_result`` writes the stage's row in the same transaction that caches the answer, so a call
-    is either fully recorded or not at all; it returns the reason when the stage could not use the
-    answer (an empty reply, an invalid verdict), and ``None`` otherwise.
+    ``on_result`` writes the stage's row in the transaction that caches the answer; it returns
+    the reason when the stage could not use the answer (an empty reply, an invalid verdict).
     """
 
     model: ChatModel
     request: ChatRequest
     group: str
-    on_result: Callable[[Session, ChatResponse | None, str | None], str | None]
+    on_result: Recorder
+    price: Price = field(default_factory=Price)
 
     @property
     def key(self) -> str:
         return self.request.call_hash(self.model.provider, self.model.model)
+
+    def estimated_tokens_in(self) -> int:
+        """About four characters a token: good enough for limits, budgets and dry runs."""
+        return sum(len(m.content) for m in self.request.messages) // 4 + 8
 
 
 @dataclass
@@ -47,44 +65,222 @@ class RunSummary:
     calls: int = 0
     cached: int = 0
     failed: int = 0
+    retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    cost_usd: float = 0.0
+    not_started: int = 0
     errors: list[str] = field(default_factory=list)
 
 
-def _cached(store: Store, key: str) -> ChatResponse | None:
-    with store.session() as session:
-        row = session.get(CallRow, key)
-        if row is None:
-            return None
-        return ChatResponse.model_validate({**row.response, "cached": True})
+@dataclass(frozen=True)
+class PlannedModel:
+    """What a dry run expects to spend on one model."""
+
+    provider: str
+    model: str
+    calls: int
+    cached: int
+    tokens_in: int
+    max_tokens_out: int
+    max_cost_usd: float
 
 
-def _record(
-    store: Store, call: Call, response: ChatResponse | None, error: str | None
-) -> str | None:
+def _cached_answers(store: Store, keys: list[str]) -> dict[str, ChatResponse]:
+    found: dict[str, ChatResponse] = {}
     with store.session() as session:
-        if response is not None and not response.cached:
-            session.merge(
-                CallRow(
-                    hash=call.key,
-                    provider=call.model.provider,
-                    model=call.model.model,
-                    response=response.model_dump(mode="json", exclude={"cached"}),
-                    created_at=now_iso(),
-                )
+        for start in range(0, len(keys), 500):
+            rows = session.scalars(
+                select(CallRow).where(CallRow.hash.in_(keys[start : start + 500]))
             )
-        return call.on_result(session, response, error)
+            for row in rows:
+                found[row.hash] = ChatResponse.model_validate({**row.response, "cached": True})
+    return found
 
 
-async def _execute(call: Call, store: Store) -> tuple[ChatResponse | None, str | None]:
-    cached = await asyncio.to_thread(_cached, store, call.key)
-    if cached is not None:
-        return cached, None
-    try:
-        return await call.model.complete(call.request), None
-    except Exception as exc:  # a failed call is recorded with its reason, never fatal to the run
-        return None, f"{type(exc).__name__}: {exc}"
+def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
+    """A dry run: per model, how many calls are new, and their tokens and cost at most."""
+    cached = _cached_answers(store, [c.key for c in calls])
+    plans: dict[tuple[str, str], PlannedModel] = {}
+    for call in calls:
+        key = (call.model.provider, call.model.model)
+        old = plans.get(key) or PlannedModel(key[0], key[1], 0, 0, 0, 0, 0.0)
+        if call.key in cached:
+            plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
+                                      old.max_tokens_out, old.max_cost_usd)  # fmt: skip
+            continue
+        tokens_in, tokens_out = call.estimated_tokens_in(), call.request.max_tokens
+        plans[key] = PlannedModel(
+            *key,
+            old.calls + 1,
+            old.cached,
+            old.tokens_in + tokens_in,
+            old.max_tokens_out + tokens_out,
+            old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
+        )
+    return sorted(plans.values(), key=lambda p: (p.provider, p.model))
+
+
+class _Writer:
+    """One thread that records results in batches, so the event loop never waits on the store."""
+
+    BATCH = 64
+
+    def __init__(self, store: Store, summary: RunSummary, on_done: Callable[[], None]) -> None:
+        self.store = store
+        self.summary = summary
+        self.on_done = on_done
+        self.inbox: queue.Queue[tuple[Call, ChatResponse | None, str | None] | None] = queue.Queue()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._loop, name="heart-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, call: Call, response: ChatResponse | None, error: str | None) -> None:
+        self.inbox.put((call, response, error))
+
+    def close(self) -> None:
+        self.inbox.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def _loop(self) -> None:
+        done = False
+        while not done:
+            batch = [self.inbox.get()]
+            while len(batch) < self.BATCH:
+                try:
+                    batch.append(self.inbox.get_nowait())
+                except queue.Empty:
+                    break
+            if None in batch:
+                done = True
+            results = [entry for entry in batch if entry is not None]
+            if results and self.error is None:
+                try:
+                    self._write(results)
+                except BaseException as exc:  # surfaced by close(); keep draining the queue
+                    self.error = exc
+
+    def _write(self, results: list[tuple[Call, ChatResponse | None, str | None]]) -> None:
+        failures = []
+        with self.store.session() as session:
+            for call, response, error in results:
+                if response is not None and not response.cached:
+                    session.merge(
+                        CallRow(
+                            hash=call.key,
+                            provider=call.model.provider,
+                            model=call.model.model,
+                            response=response.model_dump(mode="json", exclude={"cached"}),
+                            created_at=now_iso(),
+                        )
+                    )
+                failures.append(call.on_result(session, response, error))
+        for failure in failures:
+            self.summary.calls += 1
+            if failure is not None:
+                self.summary.failed += 1
+                self.summary.errors.append(failure)
+            self.on_done()
+
+
+class Engine:
+    """Runs a stage's calls under the study's engine settings."""
+
+    def __init__(self, store: Store, spec: EngineSpec, console: Console | None = None) -> None:
+        self.store = store
+        self.spec = spec
+        self.console = console
+        self.rng = random.Random(0)
+
+    def _progress(self) -> Progress:
+        return Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}"),
+            console=self.console,
+        )
+
+    async def run(self, calls: Sequence[Call], *, label: str) -> RunSummary:
+        """Run every call (cached answers first), recording each result as it arrives."""
+        summary = RunSummary()
+        ordered = sorted(calls, key=lambda c: c.group)
+        cached = await asyncio.to_thread(_cached_answers, self.store, [c.key for c in ordered])
+        limits = {
+            provider: ProviderLimits(s.concurrency, s.requests_per_minute, s.tokens_per_minute)
+            for provider, s in (
+                (p, self.spec.settings(p)) for p in {c.model.provider for c in ordered}
+            )
+        }
+        budget = self.spec.budget_usd
+        committed = 0.0  # spent plus reserved for calls in flight
+        progress = self._progress()
+        task = TaskID(0)
+
+        def advance() -> None:
+            elapsed = progress.tasks[task].elapsed or 0.0
+            fresh = summary.calls - summary.cached
+            rate = f"{fresh / elapsed * 60:.0f}/min" if elapsed > 0 and fresh else ""
+            progress.update(task, advance=1, rate=rate, cost=summary.cost_usd,
+                            tokens=summary.tokens_in + summary.tokens_out)  # fmt: skip
+
+        async def one(call: Call) -> None:
+            nonlocal committed
+            settings = self.spec.settings(call.model.provider)
+            policy = RetryPolicy(settings.max_retries, settings.backoff_base_s,
+                                 settings.backoff_cap_s, settings.timeout_s)  # fmt: skip
+            gate = limits[call.model.provider]
+            async with gate.slots:
+                estimate = call.price.cost(call.estimated_tokens_in(), call.request.max_tokens)
+                if budget is not None and committed + estimate > budget:
+                    summary.not_started += 1
+                    return
+                committed += estimate
+                await gate.admit(call.estimated_tokens_in() + call.request.max_tokens)
+                response: ChatResponse | None = None
+                error: str | None = None
+                try:
+                    response, tries = await call_with_retries(
+                        lambda: call.model.complete(call.request), policy, rng=self.rng
+                    )
+                except ModelCallError as exc:
+                    tries, error = exc.tries, str(exc)
+                except Exception as exc:  # a provider bug fails this call, never the run
+                    tries, error = 1, f"{type(exc).__name__}: {exc}"
+                summary.retries += tries - 1
+            cost = 0.0
+            if response is not None:
+                summary.tokens_in += response.tokens_in
+                summary.tokens_out += response.tokens_out
+                cost = call.price.cost(response.tokens_in, response.tokens_out)
+                summary.cost_usd += cost
+            committed += cost - estimate
+            writer.put(call, response, error)
+
+        with progress:
+            task = progress.add_task(label, total=len(ordered), rate="", tokens=0, cost=0.0)
+            writer = _Writer(self.store, summary, advance)
+            try:
+                fresh: list[Call] = []
+                for call in ordered:
+                    hit = cached.get(call.key)
+                    if hit is None:
+                        fresh.append(call)
+                    else:
+                        summary.cached += 1
+                        writer.put(call, hit, None)
+                await asyncio.gather(*(one(call) for call in fresh))
+            finally:
+                writer.close()
+            if summary.not_started:
+                progress.update(task, total=len(ordered) - summary.not_started)
+        return summary
 
 
 async def run_calls(
@@ -93,49 +289,7 @@ async def run_calls(
     *,
     label: str,
     console: Console | None = None,
-    concurrency: int = 1,
+    spec: EngineSpec | None = None,
 ) -> RunSummary:
-    """Run ``calls`` (cache first), recording each result as it arrives; returns the totals."""
-    summary = RunSummary()
-    ordered = sorted(calls, key=lambda c: c.group)
-    semaphore = asyncio.Semaphore(concurrency)
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[tokens]} tok"),
-        console=console,
-        transient=False,
-    )
-
-    async def one(call: Call, task_id: TaskID) -> None:
-        async with semaphore:
-            response, error = await _execute(call, store)
-        failure = await asyncio.to_thread(_record, store, call, response, error)
-        summary.calls += 1
-        if failure is not None:
-            summary.failed += 1
-            summary.errors.append(failure)
-        if response is not None:
-            summary.cached += response.cached
-            summary.tokens_in += response.tokens_in
-            summary.tokens_out += response.tokens_out
-        elapsed = progress.tasks[task_id].elapsed or 0.0
-        fresh = summary.calls - summary.cached
-        rate = f"{fresh / elapsed * 60:.0f}/min" if elapsed > 0 and fresh else ""
-        progress.update(
-            task_id, advance=1, rate=rate, tokens=summary.tokens_in + summary.tokens_out
-        )
-
-    with progress:
-        task_id = progress.add_task(label, total=len(ordered), rate="", tokens=0)
-        if concurrency == 1:
-            for call in ordered:
-                await one(call, task_id)
-        else:
-            await asyncio.gather(*(one(call, task_id) for call in ordered))
-    return summary
+    """Run ``calls`` with an engine over ``store`` (default settings unless ``spec`` is given)."""
+    return await Engine(store, spec or EngineSpec(), console).run(calls, label=label)

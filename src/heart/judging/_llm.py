@@ -15,8 +15,8 @@ from heart.engine import Call, RunSummary, run_calls
 from heart.items import item_from_row
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
 from heart.models import ChatModel, ChatRequest, ChatResponse, Message, make_chat_model
-from heart.prompts import Prompt, load_prompt
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, Store, now_iso
+from heart.prompts import Prompt
+from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
 from heart.types import Item, stable_id
@@ -97,17 +97,10 @@ class JudgingSummary:
     already_done: int
 
 
-def _register(store: Store, prompt: Prompt) -> None:
-    with store.session() as session:
-        session.merge(
-            PromptRow(hash=prompt.hash, name=prompt.name, version=prompt.version, text=prompt.text)
-        )
-
-
-def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:
-    """Ask every configured LLM judge for every pair (and order) it has no valid verdict on."""
-    prompt = load_prompt(JUDGE_PROMPT)
-    _register(study.store, prompt)
+def plan_judging(study: Study) -> tuple[list[Call], int]:
+    """The judge calls still missing (a valid verdict per pair, judge and order), and how many
+    verdicts are already stored."""
+    prompt = study.use_prompt(JUDGE_PROMPT)
     orders = ("ab", "ba") if study.config.pairs.both_orders else ("ab",)
     with study.store.session() as session:
         items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
@@ -135,7 +128,16 @@ def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:
                         request=request,
                         group=f"{judge.name}/{pair.item_id}/{pair.id}/{order}",
                         on_result=_recorder(pair, judge, order, prompt, key),
+                        price=judge.model.price,
                     )
                 )
-    summary = asyncio.run(run_calls(calls, study.store, label="judge", console=console))
-    return JudgingSummary(model_calls=summary, already_done=len(done))
+    return calls, len(done)
+
+
+def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:
+    """Ask every configured LLM judge for every pair (and order) it has no valid verdict on."""
+    calls, already_done = plan_judging(study)
+    summary = asyncio.run(
+        run_calls(calls, study.store, label="judge", console=console, spec=study.config.engine)
+    )
+    return JudgingSummary(model_calls=summary, already_done=already_done)

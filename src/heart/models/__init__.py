@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from heart.config import ModelSpec
-from heart.errors import ConfigError
 from heart.models._protocol import ChatModel, ChatRequest, ChatResponse, Message
 
 
@@ -13,9 +12,13 @@ def make_chat_model(spec: ModelSpec) -> ChatModel:
         from heart.models.embedded import EmbeddedModel
 
         return EmbeddedModel(spec.model, n_ctx=spec.n_ctx)
-    raise ConfigError(
-        f"provider {spec.provider!r} is not available in this version; use 'embedded'"
-    )
+    if spec.provider == "openai":
+        from heart.models.openai_compat import OpenAICompatibleModel
+
+        return OpenAICompatibleModel(spec)
+    from heart.models.anthropic import AnthropicModel
+
+    return AnthropicModel(spec)
 
 
 __all__ = ["ChatModel", "ChatRequest", "ChatResponse", "Message", "make_chat_model"]

@@ -6,6 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from heart.config import ProviderName
 from heart.types import canonical_json, sha256_hex
 
 
@@ -52,7 +53,7 @@ class ChatResponse(BaseModel):
 class ChatModel(Protocol):
     """A model behind any provider; ``complete`` streams where it can to time the first token."""
 
-    provider: str
+    provider: ProviderName
     model: str
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...

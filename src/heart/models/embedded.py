@@ -4,6 +4,7 @@ through llama-cpp-python. Runs offline; fine for plumbing, not a credible judge.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import os
 import threading
@@ -11,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from heart.config import ProviderName
 from heart.errors import HeartError
+from heart.models._errors import ModelCallError
 from heart.models._protocol import ChatRequest, ChatResponse
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -35,12 +38,21 @@ def embedded_model_path() -> Path:
     return path
 
 
-_LOADED: dict[tuple[str, int], Any] = {}
+_LOADED: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def _load(path: Path, n_ctx: int) -> Any:
-    """One llama.cpp instance per file and context size, shared by every caller in the process."""
+@atexit.register
+def _close_loaded() -> None:
+    """Free llama.cpp models before the interpreter tears down the library they live in."""
+    while _LOADED:
+        _LOADED.popitem()[1][0].close()
+
+
+def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
+    """One llama.cpp instance per file and context size, shared by every caller in the process,
+    with the lock that keeps its calls one at a time (held by the worker thread itself, so a
+    caller that stops waiting cannot let a second call in while the first still runs)."""
     key = (str(path), n_ctx)
     with _LOAD_LOCK:
         if key not in _LOADED:
@@ -48,14 +60,17 @@ def _load(path: Path, n_ctx: int) -> Any:
                 from llama_cpp import Llama
             except ImportError:
                 raise HeartError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
-            _LOADED[key] = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=max(1, os.cpu_count() or 1),
-                n_batch=512,
-                logits_all=False,
-                verbose=False,
-                seed=0,
+            _LOADED[key] = (
+                Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=max(1, os.cpu_count() or 1),
+                    n_batch=512,
+                    logits_all=False,
+                    verbose=False,
+                    seed=0,
+                ),
+                threading.Lock(),
             )
         return _LOADED[key]
 
@@ -63,16 +78,24 @@ def _load(path: Path, n_ctx: int) -> Any:
 class EmbeddedModel:
     """llama.cpp in this process; calls run one at a time on a worker thread."""
 
-    provider = "embedded"
+    provider: ProviderName = "embedded"
 
     def __init__(self, model: str, n_ctx: int = 4096) -> None:
         self.model = model
         self._path = embedded_model_path()
         self._n_ctx = n_ctx
-        self._lock = asyncio.Lock()
 
     def _run(self, request: ChatRequest) -> ChatResponse:
-        llm = _load(self._path, self._n_ctx)
+        llm, lock = _load(self._path, self._n_ctx)
+        with lock:
+            try:
+                return self._generate(llm, request)
+            except ValueError as exc:  # e.g. the prompt does not fit the context window
+                raise ModelCallError(
+                    f"llama.cpp refused the request: {exc}", retryable=False
+                ) from None
+
+    def _generate(self, llm: Any, request: ChatRequest) -> ChatResponse:
         kwargs: dict[str, Any] = {
             "messages": [m.model_dump() for m in request.messages],
             "max_tokens": request.max_tokens,
@@ -115,8 +138,7 @@ class EmbeddedModel:
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        async with self._lock:
-            return await asyncio.to_thread(self._run, request)
+        return await asyncio.to_thread(self._run, request)
 
     async def aclose(self) -> None:
         return None

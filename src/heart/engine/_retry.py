@@ -1,0 +1,59 @@
+"""Retries: exponential backoff with full jitter, honouring the server's Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from heart.models._errors import ModelCallError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry one call."""
+
+    max_retries: int = 5
+    base_s: float = 0.5
+    cap_s: float = 60.0
+    timeout_s: float = 120.0
+
+    def delay(self, attempt: int, error: ModelCallError, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        if error.retry_after is not None:
+            return min(error.retry_after, self.cap_s)
+        return rng.uniform(0, min(self.cap_s, self.base_s * 2 ** (attempt - 1)))
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> tuple[T, int]:
+    """Run ``attempt`` until it succeeds, fails for good, or retries run out.
+
+    Each try is bounded by ``policy.timeout_s``; a timeout counts as retryable. Returns the result
+    and the number of tries; raises the last ``ModelCallError`` otherwise.
+    """
+    rng = rng or random.Random()
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            return await asyncio.wait_for(attempt(), policy.timeout_s), tries
+        except TimeoutError:
+            error = ModelCallError(f"no answer within {policy.timeout_s:g} s", retryable=True)
+        except ModelCallError as exc:
+            error = exc
+        if not error.retryable or tries > policy.max_retries:
+            error.tries = tries
+            if tries > 1:
+                error.args = (f"{error.args[0]} (after {tries} tries)",)
+            raise error
+        await sleep(policy.delay(tries, error, rng))

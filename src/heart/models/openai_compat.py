@@ -1,0 +1,133 @@
+"""Any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp server, Ollama, OpenRouter, Gemini's
+compatible endpoint...) through the `openai` SDK, imported only when a study uses it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from heart.config import ModelSpec, ProviderName
+from heart.models._errors import ModelCallError
+from heart.models._keys import api_key
+from heart.models._protocol import ChatRequest, ChatResponse
+
+INSTALL_HINT = "install the OpenAI SDK: pip install 'heart-bench[openai]'"
+
+
+def _response_format(spec: ModelSpec, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """How this endpoint is asked for JSON that follows ``schema``."""
+    if spec.structured_output == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+    if spec.structured_output == "json_object_schema":  # llama.cpp server
+        return {"type": "json_object", "schema": schema}
+    if spec.structured_output == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+class OpenAICompatibleModel:
+    """Chat completions over HTTP; SDK retries are off because the engine does its own."""
+
+    provider: ProviderName = "openai"
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.model = spec.model
+        self._spec = spec
+        self._client: Any = None
+        self._secret = ""
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError:
+                raise ModelCallError(INSTALL_HINT, retryable=False) from None
+            self._secret = api_key(self._spec, default_env="OPENAI_API_KEY")
+            self._client = openai.AsyncOpenAI(
+                api_key=self._secret, base_url=self._spec.base_url, max_retries=0, timeout=None
+            )
+        return self._client
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        client = self._connect()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+        }
+        if request.json_schema is not None:
+            response_format = _response_format(self._spec, request.json_schema)
+            if response_format is not None:
+                kwargs["response_format"] = response_format
+        start = time.perf_counter()
+        try:
+            if request.stream:
+                return await self._streamed(client, kwargs, start)
+            answer = await client.chat.completions.create(**kwargs)
+            if not answer.choices:
+                raise ModelCallError("the answer has no choices", retryable=True)
+            usage = answer.usage
+            return ChatResponse(
+                text=answer.choices[0].message.content or "",
+                tokens_in=usage.prompt_tokens if usage else 0,
+                tokens_out=usage.completion_tokens if usage else 0,
+                latency_ms=(time.perf_counter() - start) * 1000,
+                finish_reason=answer.choices[0].finish_reason,
+            )
+        except ModelCallError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc, [self._secret]) from None
+
+    async def _streamed(self, client: Any, kwargs: dict[str, Any], start: float) -> ChatResponse:
+        stream = await client.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True}
+        )
+        pieces: list[str] = []
+        ttft: float | None = None
+        finish: str | None = None
+        tokens_in = tokens_out = 0
+        async for chunk in stream:
+            if chunk.usage is not None:
+                tokens_in, tokens_out = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
+            for choice in chunk.choices:
+                if choice.delta and choice.delta.content:
+                    if ttft is None:
+                        ttft = (time.perf_counter() - start) * 1000
+                    pieces.append(choice.delta.content)
+                finish = choice.finish_reason or finish
+        if finish is None:
+            raise ModelCallError("the stream ended before the answer was complete", retryable=True)
+        return ChatResponse(
+            text="".join(pieces),
+            tokens_in=tokens_in,
+            tokens_out=tokens_out or len(pieces),
+            ttft_ms=ttft,
+            latency_ms=(time.perf_counter() - start) * 1000,
+            finish_reason=finish,
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+def translate_error(exc: Exception, secrets: list[str]) -> ModelCallError:
+    """An SDK or transport exception as a ModelCallError the engine knows how to treat."""
+    from heart.models._errors import redact, retry_after_seconds, status_is_retryable
+
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    name = type(exc).__name__
+    message = redact(f"{name}: {exc}", secrets)
+    if isinstance(status, int):
+        return ModelCallError(
+            f"HTTP {status}: {message}",
+            retryable=status_is_retryable(status),
+            retry_after=retry_after_seconds(getattr(response, "headers", None)),
+            status=status,
+        )
+    # timeouts, refused or dropped connections, cut-off streams, garbled bodies
+    return ModelCallError(message, retryable=True)
