@@ -32,7 +32,9 @@ def test_completions_file_with_unknown_item_is_refused_whole(store: Store, tmp_p
     _study(store, tmp_path)
     path = tmp_path / "c.csv"
     path.write_text("item_id,system,text\ni0,m1,first reply\ni9,m1,orphan reply\n")
-    with pytest.raises(ImportRefused, match=r"c\.csv line 3: 'item_id' refers to unknown item 'i9'"):
+    with pytest.raises(
+        ImportRefused, match=r"c\.csv line 3: 'item_id' refers to unknown item 'i9'"
+    ):
         import_table(store, path, "completions", seed=0)
     assert _completions(store) == 0
 
@@ -41,7 +43,9 @@ def test_completions_file_with_unknown_system_is_refused(store: Store, tmp_path:
     _study(store, tmp_path)
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps({"item_id": "i0", "system": "nobody", "text": "x"}) + "\n")
-    with pytest.raises(ImportRefused, match=r"c\.jsonl line 1: 'system' refers to unknown system 'nobody'"):
+    with pytest.raises(
+        ImportRefused, match=r"c\.jsonl line 1: 'system' refers to unknown system 'nobody'"
+    ):
         import_table(store, path, "completions", seed=0)
     assert _completions(store) == 0
 

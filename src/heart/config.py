@@ -27,9 +27,11 @@ class Price(Strict):
     input_per_mtok: float = Field(0.0, ge=0)
     output_per_mtok: float = Field(0.0, ge=0)
 
-    def cost(self, tokens_in: int, tokens_out: int) -> float:
-        """The price of one call in US dollars."""
-        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1e6
+    def cost(self, tokens_in: int | None, tokens_out: int | None) -> float:
+        """The price of one call in US dollars (unknown token counts count as zero)."""
+        return (
+            (tokens_in or 0) * self.input_per_mtok + (tokens_out or 0) * self.output_per_mtok
+        ) / 1e6
 
 
 class ModelSpec(Strict):

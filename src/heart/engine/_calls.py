@@ -256,8 +256,8 @@ class Engine:
                 summary.retries += tries - 1
             cost = 0.0
             if response is not None:
-                summary.tokens_in += response.tokens_in
-                summary.tokens_out += response.tokens_out
+                summary.tokens_in += response.tokens_in or 0
+                summary.tokens_out += response.tokens_out or 0
                 cost = call.price.cost(response.tokens_in, response.tokens_out)
                 summary.cost_usd += cost
             committed += cost - estimate

@@ -42,8 +42,8 @@ class ChatResponse(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     text: str
-    tokens_in: int = 0
-    tokens_out: int = 0
+    tokens_in: int | None = Field(0, description="None when the server did not report usage")
+    tokens_out: int | None = 0
     ttft_ms: float | None = None
     latency_ms: float = 0.0
     finish_reason: str | None = None

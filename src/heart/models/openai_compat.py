@@ -88,7 +88,8 @@ class OpenAICompatibleModel:
         pieces: list[str] = []
         ttft: float | None = None
         finish: str | None = None
-        tokens_in = tokens_out = 0
+        tokens_in: int | None = None
+        tokens_out: int | None = None
         async for chunk in stream:
             if chunk.usage is not None:
                 tokens_in, tokens_out = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
@@ -102,8 +103,8 @@ class OpenAICompatibleModel:
             raise ModelCallError("the stream ended before the answer was complete", retryable=True)
         return ChatResponse(
             text="".join(pieces),
-            tokens_in=tokens_in,
-            tokens_out=tokens_out or len(pieces),
+            tokens_in=tokens_in,  # some servers (llama.cpp) do not report usage when streaming
+            tokens_out=tokens_out if tokens_out is not None else len(pieces),
             ttft_ms=ttft,
             latency_ms=(time.perf_counter() - start) * 1000,
             finish_reason=finish,
