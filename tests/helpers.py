@@ -8,7 +8,10 @@ from pathlib import Path
 
 
 def heart(
-    *args: str | Path, check: bool = True, timeout: float = 900
+    *args: str | Path,
+    check: bool = True,
+    timeout: float = 900,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m heart ARGS``; fail the test with its output when it fails and ``check``."""
     result = subprocess.run(
@@ -16,7 +19,7 @@ def heart(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **(env or {})},
     )
     if check and result.returncode != 0:
         raise AssertionError(

@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import IO
 
 from heart.models.embedded import embedded_model_path
 
@@ -27,37 +28,42 @@ def free_port() -> int:
 def llama_server(n_ctx: int = 4096) -> Iterator[str]:
     """``python -m llama_cpp.server`` with the embedded model; yields its OpenAI base URL."""
     port = free_port()
-    log = tempfile.TemporaryFile(mode="w+")  # a pipe would fill with llama.cpp's load log
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
-            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
-            "--logits_all", "false", "--model_alias", SERVED_NAME, "--interrupt_requests", "false",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not start within 120 s")
-            time.sleep(0.2)
-        yield base_url
-    finally:
-        process.terminate()
+    # the server's load log goes to a file: a pipe would fill up and stall it
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
+                "--logits_all", "false", "--model_alias", SERVED_NAME,
+                "--interrupt_requests", "false",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )  # fmt: skip
+        base_url = f"http://127.0.0.1:{port}/v1"
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            _wait_until_up(process, base_url, log)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _wait_until_up(process: subprocess.Popen[bytes], base_url: str, log: IO[str]) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        if process.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("llama_cpp.server did not start within 120 s")
+        time.sleep(0.2)

@@ -5,6 +5,7 @@ Structured output uses a forced tool call whose input schema is the requested JS
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from typing import Any
@@ -27,6 +28,7 @@ class AnthropicModel:
         self._spec = spec
         self._client: Any = None
         self._secret = ""
+        self._sampling: set[str] = set()
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -38,6 +40,9 @@ class AnthropicModel:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._secret, base_url=self._spec.base_url, max_retries=0, timeout=None
             )
+            # newer SDKs fix sampling on the server side and no longer take these arguments
+            accepted = inspect.signature(self._client.messages.create).parameters
+            self._sampling = {"temperature", "top_p"} & set(accepted)
         return self._client
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
@@ -50,9 +55,10 @@ class AnthropicModel:
                 if m.role != "system"
             ],
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
         }
-        if request.top_p < 1:
+        if "temperature" in self._sampling:
+            kwargs["temperature"] = request.temperature
+        if "top_p" in self._sampling and request.top_p < 1:
             kwargs["top_p"] = request.top_p
         if system:
             kwargs["system"] = system

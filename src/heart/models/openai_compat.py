@@ -130,5 +130,19 @@ def translate_error(exc: Exception, secrets: list[str]) -> ModelCallError:
             retry_after=retry_after_seconds(getattr(response, "headers", None)),
             status=status,
         )
-    # timeouts, refused or dropped connections, cut-off streams, garbled bodies
-    return ModelCallError(message, retryable=True)
+    if _is_transient(exc):
+        return ModelCallError(message, retryable=True)
+    return ModelCallError(message, retryable=False)
+
+
+TRANSIENT_NAMES = frozenset(
+    {"APIConnectionError", "APITimeoutError", "APIResponseValidationError", "TransportError"}
+)
+
+
+def _is_transient(exc: Exception) -> bool:
+    """Timeouts, refused or dropped connections, cut-off streams and garbled bodies (SDK and
+    transport classes are matched by name, so no SDK needs importing here)."""
+    if isinstance(exc, TimeoutError | ConnectionError | ValueError):  # JSONDecodeError included
+        return True
+    return any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__)
