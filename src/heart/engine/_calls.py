@@ -13,6 +13,7 @@ import random
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rich.console import Console
 from rich.progress import (
@@ -24,7 +25,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from heart.config import EngineSpec, Price
@@ -51,10 +52,11 @@ class Call:
     on_result: Recorder
     price: Price = field(default_factory=Price)
 
-    @property
+    @cached_property
     def key(self) -> str:
         return self.request.call_hash(self.model.provider, self.model.model)
 
+    @cached_property
     def estimated_tokens_in(self) -> int:
         """About four characters a token: good enough for limits, budgets and dry runs."""
         return sum(len(m.content) for m in self.request.messages) // 4 + 8
@@ -109,7 +111,7 @@ def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
             plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
                                       old.max_tokens_out, old.max_cost_usd)  # fmt: skip
             continue
-        tokens_in, tokens_out = call.estimated_tokens_in(), call.request.max_tokens
+        tokens_in, tokens_out = call.estimated_tokens_in, call.request.max_tokens
         plans[key] = PlannedModel(
             *key,
             old.calls + 1,
@@ -126,7 +128,7 @@ class _Writer:
 
     BATCH = 64
 
-    def __init__(self, store: Store, summary: RunSummary, on_done: Callable[[], None]) -> None:
+    def __init__(self, store: Store, summary: RunSummary, on_done: Callable[[int], None]) -> None:
         self.store = store
         self.summary = summary
         self.on_done = on_done
@@ -163,26 +165,30 @@ class _Writer:
                     self.error = exc
 
     def _write(self, results: list[tuple[Call, ChatResponse | None, str | None]]) -> None:
-        failures = []
+        stamp = now_iso()
+        answers = {
+            call.key: {
+                "hash": call.key,
+                "provider": call.model.provider,
+                "model": call.model.model,
+                "response": response.model_dump(mode="json", exclude={"cached"}),
+                "created_at": stamp,
+            }
+            for call, response, _ in results
+            if response is not None and not response.cached
+        }
         with self.store.session() as session:
-            for call, response, error in results:
-                if response is not None and not response.cached:
-                    session.merge(
-                        CallRow(
-                            hash=call.key,
-                            provider=call.model.provider,
-                            model=call.model.model,
-                            response=response.model_dump(mode="json", exclude={"cached"}),
-                            created_at=now_iso(),
-                        )
-                    )
-                failures.append(call.on_result(session, response, error))
+            if answers:
+                session.execute(insert(CallRow), list(answers.values()))
+            failures = [
+                call.on_result(session, response, error) for call, response, error in results
+            ]
         for failure in failures:
             self.summary.calls += 1
             if failure is not None:
                 self.summary.failed += 1
                 self.summary.errors.append(failure)
-            self.on_done()
+        self.on_done(len(failures))
 
 
 class Engine:
@@ -223,26 +229,28 @@ class Engine:
         progress = self._progress()
         task = TaskID(0)
 
-        def advance() -> None:
+        def advance(done: int) -> None:
             elapsed = progress.tasks[task].elapsed or 0.0
             fresh = summary.calls - summary.cached
             rate = f"{fresh / elapsed * 60:.0f}/min" if elapsed > 0 and fresh else ""
-            progress.update(task, advance=1, rate=rate, cost=summary.cost_usd,
+            progress.update(task, advance=done, rate=rate, cost=summary.cost_usd,
                             tokens=summary.tokens_in + summary.tokens_out)  # fmt: skip
+
+        policies = {
+            provider: RetryPolicy(s.max_retries, s.backoff_base_s, s.backoff_cap_s, s.timeout_s)
+            for provider, s in ((p, self.spec.settings(p)) for p in limits)
+        }
 
         async def one(call: Call) -> None:
             nonlocal committed
-            settings = self.spec.settings(call.model.provider)
-            policy = RetryPolicy(settings.max_retries, settings.backoff_base_s,
-                                 settings.backoff_cap_s, settings.timeout_s)  # fmt: skip
-            gate = limits[call.model.provider]
+            policy, gate = policies[call.model.provider], limits[call.model.provider]
             async with gate.slots:
-                estimate = call.price.cost(call.estimated_tokens_in(), call.request.max_tokens)
+                estimate = call.price.cost(call.estimated_tokens_in, call.request.max_tokens)
                 if budget is not None and committed + estimate > budget:
                     summary.not_started += 1
                     return
                 committed += estimate
-                await gate.admit(call.estimated_tokens_in() + call.request.max_tokens)
+                await gate.admit(call.estimated_tokens_in + call.request.max_tokens)
                 response: ChatResponse | None = None
                 error: str | None = None
                 try:
@@ -262,22 +270,29 @@ class Engine:
                 summary.cost_usd += cost
             committed += cost - estimate
             writer.put(call, response, error)
+            for twin in twins.get(call.key, ()):  # the same request asked twice in one run
+                writer.put(twin, response and response.model_copy(update={"cached": True}), error)
 
         with progress:
             task = progress.add_task(label, total=len(ordered), rate="", tokens=0, cost=0.0)
             writer = _Writer(self.store, summary, advance)
+            fresh: dict[str, Call] = {}
+            twins: dict[str, list[Call]] = {}
             try:
-                fresh: list[Call] = []
                 for call in ordered:
                     hit = cached.get(call.key)
-                    if hit is None:
-                        fresh.append(call)
-                    else:
+                    if hit is not None:
                         summary.cached += 1
                         writer.put(call, hit, None)
-                await asyncio.gather(*(one(call) for call in fresh))
+                    elif call.key in fresh:
+                        twins.setdefault(call.key, []).append(call)
+                    else:
+                        fresh[call.key] = call
+                await asyncio.gather(*(one(call) for call in fresh.values()))
             finally:
                 writer.close()
+                models = {id(call.model): call.model for call in ordered}
+                await asyncio.gather(*(model.aclose() for model in models.values()))
             if summary.not_started:
                 progress.update(task, total=len(ordered) - summary.not_started)
         return summary

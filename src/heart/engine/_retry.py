@@ -46,7 +46,9 @@ async def call_with_retries(
     while True:
         tries += 1
         try:
-            return await asyncio.wait_for(attempt(), policy.timeout_s), tries
+            async with asyncio.timeout(policy.timeout_s):  # no extra task per call, unlike wait_for
+                result = await attempt()
+            return result, tries
         except TimeoutError:
             error = ModelCallError(f"no answer within {policy.timeout_s:g} s", retryable=True)
         except ModelCallError as exc:
