@@ -16,7 +16,7 @@ from .helpers import heart, set_items
 
 pytestmark = pytest.mark.slow
 
-N_ITEMS = 6
+N_ITEMS = 4
 
 
 def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
