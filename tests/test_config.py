@@ -79,3 +79,9 @@ def test_invalid_yaml_names_line() -> None:
         parse_study("name: x\nsystems:\n  - [unclosed\n", "study.yaml")
     assert "study.yaml line 4: not valid YAML" in str(err.value)
     assert "flow sequence started on line 3" in str(err.value)
+
+
+def test_a_key_set_twice_is_refused_with_both_lines() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study("name: x\nseed: 1\nseed: 2\nsystems: []\n", "study.yaml")
+    assert "study.yaml line 3: 'seed' is set twice (first on line 2)" in str(err.value)

@@ -210,6 +210,12 @@ def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> N
             f"[yellow]{calls.failed} {retry_note}; stored with their reason, never counted, and "
             f"tried again on the next run. First reason: {calls.errors[0]}[/yellow]"
         )
+    if calls.not_started:
+        console.print(
+            f"[yellow]Budget reached: {calls.not_started} calls were not started (spent "
+            f"${calls.cost_usd:.4f}). Rerun to continue, after raising engine.budget_usd if "
+            "you want more per run.[/yellow]"
+        )
 
 
 DryRun = Annotated[

@@ -193,17 +193,29 @@ def _require_unique(names: list[str], what: str) -> None:
         seen.add(name)
 
 
-def _line_index(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    """Record the 1-based line of every mapping key and sequence entry under ``node``."""
+def _line_index(
+    node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int], source: str
+) -> None:
+    """Record the 1-based line of every mapping key and sequence entry under ``node``; a key
+    given twice in one mapping is an error (YAML loaders would silently keep the last)."""
     out.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             key = key_node.value
-            out[(*path, key)] = key_node.start_mark.line + 1
-            _line_index(value_node, (*path, key), out)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                field = ".".join(str(p) for p in (*path, key))
+                raise ConfigError(
+                    f"{source} line {line}: '{field}' is set twice (first on line {seen[key]}); "
+                    "keep one"
+                )
+            seen[key] = line
+            out[(*path, key)] = line
+            _line_index(value_node, (*path, key), out, source)
     elif isinstance(node, yaml.SequenceNode):
         for i, child in enumerate(node.value):
-            _line_index(child, (*path, i), out)
+            _line_index(child, (*path, i), out, source)
 
 
 def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
@@ -232,7 +244,7 @@ def parse_study(text: str, source: str = STUDY_FILE) -> StudyConfig:
     if not isinstance(data, dict) or node is None:
         raise ConfigError(f"{source}: expected a mapping of study settings at the top level")
     lines: dict[tuple[Any, ...], int] = {}
-    _line_index(node, (), lines)
+    _line_index(node, (), lines, source)
     try:
         return StudyConfig.model_validate(data)
     except ValidationError as exc:

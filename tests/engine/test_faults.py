@@ -4,6 +4,7 @@ every call ends stored or failed with its reason, nothing crashes, reruns finish
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,3 +161,47 @@ def test_missing_key_fails_the_call_with_a_clear_reason(
     assert {status for _, _, status, _ in rows} == {"failed"}
     assert all("HEART_TEST_OPENAI_KEY is not set" in (error or "") for *_, error in rows)
     assert not [r for r in server.requests if r.path.endswith("/chat/completions")]
+
+
+def _set_budget(root: Path, usd: float) -> None:
+    path = root / "study.yaml"
+    lines = [ln for ln in path.read_text().splitlines() if "budget_usd" not in ln]
+    text = "\n".join(lines).replace("engine:", f"engine:\n  budget_usd: {usd}", 1)
+    path.write_text(text + "\n")
+
+
+def test_dry_run_calls_nothing_and_prices_the_work(server: FaultServer, tmp_path: Path) -> None:
+    root = _study(tmp_path / "s", server)
+    out = heart("generate", "--dry-run", "--study", root, env=KEYS).stdout
+    assert "generate: what a run would call (8 fixed replies to store)" in out
+    for provider, model in (("openai", "gpt-fake"), ("anthropic", "claude-fake")):
+        # 8 calls, none cached, 8 new
+        assert re.search(rf"{provider}\s*│\s*{model}\s*│\s*8\s*│\s*0\s*│\s*8\s*│", out), out
+    assert server.requests == []
+    with sqlite3.connect(root / "heart.db") as conn:
+        assert conn.execute("SELECT count(*) FROM completions").fetchone() == (0,)
+
+
+def test_budget_stops_cleanly_and_a_rerun_finishes(server: FaultServer, tmp_path: Path) -> None:
+    root = _study(tmp_path / "s", server)
+    path = root / "study.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "price: {input_per_mtok: 2.0, output_per_mtok: 8.0}",
+            "price: {input_per_mtok: 1000.0, output_per_mtok: 1000.0}",
+        )
+    )
+    _set_budget(root, 1.0)
+    first = heart("generate", "--study", root, env=KEYS)
+    assert "Budget reached:" in first.stdout and "Traceback" not in first.stderr
+    with sqlite3.connect(root / "heart.db") as conn:
+        stored, spent = conn.execute(
+            "SELECT count(*), sum(cost_usd) FROM completions WHERE system = 'remote-openai'"
+        ).fetchone()
+    assert 0 < stored < 8
+    assert spent <= 1.0
+    _set_budget(root, 1000.0)
+    second = heart("generate", "--study", root, env=KEYS)
+    assert "Budget reached" not in second.stdout
+    assert len(_completions(root)) == 3 * len(PLANS)
+    assert all(status == "ok" for _, _, status, _ in _completions(root))
