@@ -33,4 +33,4 @@ def set_items(study: Path, n: int) -> None:
     """Change the number of regular items of a demo study."""
     path = study / "study.yaml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("regular: 16", f"regular: {n}"), encoding="utf-8")
+    path.write_text(text.replace("regular: 12", f"regular: {n}"), encoding="utf-8")

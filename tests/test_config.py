@@ -31,8 +31,8 @@ def test_template_validates() -> None:
 
 
 def test_bad_value_names_line_and_field() -> None:
-    text = DEMO.replace("regular: 16", "regular: -3")
-    line = DEMO.splitlines().index("  regular: 16") + 1
+    text = DEMO.replace("regular: 12", "regular: -3")
+    line = DEMO.splitlines().index("  regular: 12") + 1
     with pytest.raises(ConfigError) as err:
         parse_study(text, "study.yaml")
     message = str(err.value)

@@ -33,7 +33,7 @@ def _count(root: Path, table: type) -> int:
 
 def test_run_fills_every_stage_and_writes_the_report(demo: tuple[Path, str]) -> None:
     root, out = demo
-    n_items = 16
+    n_items = 12
     assert _count(root, CompletionRow) == 3 * n_items
     assert _count(root, PairRow) == 3 * n_items
     assert _count(root, JudgmentRow) == 3 * n_items
@@ -59,8 +59,8 @@ def test_second_run_makes_no_model_calls(demo: tuple[Path, str]) -> None:
     root, _ = demo
     calls_before = _count(root, CallRow)
     out = heart("run", "--study", root).stdout
-    assert "generate: 0 fixed replies stored, 48 completions already done, 0 model calls" in out
-    assert "judge: 0 new pairs, 48 judgments already done, 0 model calls" in out
+    assert "generate: 0 fixed replies stored, 36 completions already done, 0 model calls" in out
+    assert "judge: 0 new pairs, 36 judgments already done, 0 model calls" in out
     assert _count(root, CallRow) == calls_before
 
 
