@@ -115,7 +115,8 @@ def main() -> None:
         for r in range(args.rounds):
             bare_rates.append(asyncio.run(bare(base_url, requests)))
             engine_rates.append(through_engine(spec, requests))
-            print(f"round {r + 1}: bare {bare_rates[-1]:.1f}/min, engine {engine_rates[-1]:.1f}/min")
+            print(f"round {r + 1}: bare {bare_rates[-1]:.1f}/min, "
+                  f"engine {engine_rates[-1]:.1f}/min")  # fmt: skip
     bare_rate, engine_rate = statistics.median(bare_rates), statistics.median(engine_rates)
     print(f"{len(requests)} judge prompts per side, llama.cpp server with {spec.model.model}")
     print(f"bare asyncio loop: {bare_rate:.1f} judgments/min")

@@ -8,9 +8,8 @@ transactions: a run killed at any moment leaves only whole results, and a rerun 
 from __future__ import annotations
 
 import asyncio
-import queue
+import contextlib
 import random
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -124,45 +123,35 @@ def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
 
 
 class _Writer:
-    """One thread that records results in batches, so the event loop never waits on the store."""
+    """Records results in batches: they collect on the event loop and one worker-thread call
+    writes each batch, so the loop is not interrupted by a thread hand-off per result."""
 
-    BATCH = 64
+    WINDOW_S = 0.1  # the longest a result waits before its batch is written
 
     def __init__(self, store: Store, summary: RunSummary, on_done: Callable[[int], None]) -> None:
         self.store = store
         self.summary = summary
         self.on_done = on_done
-        self.inbox: queue.Queue[tuple[Call, ChatResponse | None, str | None] | None] = queue.Queue()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._loop, name="heart-writer", daemon=True)
-        self.thread.start()
+        self.pending: list[tuple[Call, ChatResponse | None, str | None]] = []
+        self.closing = asyncio.Event()
+        self.task = asyncio.get_running_loop().create_task(self._flush_loop())
 
     def put(self, call: Call, response: ChatResponse | None, error: str | None) -> None:
-        self.inbox.put((call, response, error))
+        self.pending.append((call, response, error))
 
-    def close(self) -> None:
-        self.inbox.put(None)
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
+    async def close(self) -> None:
+        self.closing.set()
+        await self.task
 
-    def _loop(self) -> None:
-        done = False
-        while not done:
-            batch = [self.inbox.get()]
-            while len(batch) < self.BATCH:
-                try:
-                    batch.append(self.inbox.get_nowait())
-                except queue.Empty:
-                    break
-            if None in batch:
-                done = True
-            results = [entry for entry in batch if entry is not None]
-            if results and self.error is None:
-                try:
-                    self._write(results)
-                except BaseException as exc:  # surfaced by close(); keep draining the queue
-                    self.error = exc
+    async def _flush_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closing.wait(), self.WINDOW_S)
+            if self.pending:
+                batch, self.pending = self.pending, []
+                await asyncio.to_thread(self._write, batch)
+            if self.closing.is_set() and not self.pending:
+                return
 
     def _write(self, results: list[tuple[Call, ChatResponse | None, str | None]]) -> None:
         stamp = now_iso()
@@ -211,6 +200,7 @@ class Engine:
             TimeRemainingColumn(),
             TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}"),
             console=self.console,
+            refresh_per_second=4,
         )
 
     async def run(self, calls: Sequence[Call], *, label: str) -> RunSummary:
@@ -290,7 +280,7 @@ class Engine:
                         fresh[call.key] = call
                 await asyncio.gather(*(one(call) for call in fresh.values()))
             finally:
-                writer.close()
+                await writer.close()
                 models = {id(call.model): call.model for call in ordered}
                 await asyncio.gather(*(model.aclose() for model in models.values()))
             if summary.not_started:
