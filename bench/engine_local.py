@@ -2,7 +2,7 @@
 asyncio loop over the same OpenAI SDK, both against `python -m llama_cpp.server` running the
 embedded model, with the same prompts in the same (prefix-sharing) order.
 
-    .venv/bin/python bench/engine_local.py [--items 6] [--rounds 1]
+    .venv/bin/python bench/engine_local.py [--items 6] [--rounds 3]
 
 Prints the ratio (engine rate / bare rate) last; the target is at least 0.95.
 """
@@ -56,6 +56,17 @@ def judge_requests(base_url: str, n_items: int) -> tuple[JudgeSpec, list[ChatReq
     return spec, requests
 
 
+async def clear_prefix(base_url: str) -> None:
+    """One unrelated prompt, so the next side starts with nothing useful in the server's cache."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    await client.chat.completions.create(
+        model="smollm2", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=4
+    )
+    await client.close()
+
+
 async def bare(base_url: str, requests: list[ChatRequest]) -> float:
     import openai
 
@@ -104,7 +115,7 @@ def through_engine(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=6)
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     from tests.servers import llama_server
 
@@ -113,7 +124,9 @@ def main() -> None:
         asyncio.run(bare(base_url, requests[:2]))  # warm-up
         bare_rates, engine_rates = [], []
         for r in range(args.rounds):
+            asyncio.run(clear_prefix(base_url))
             bare_rates.append(asyncio.run(bare(base_url, requests)))
+            asyncio.run(clear_prefix(base_url))
             engine_rates.append(through_engine(spec, requests))
             print(f"round {r + 1}: bare {bare_rates[-1]:.1f}/min, "
                   f"engine {engine_rates[-1]:.1f}/min")  # fmt: skip
