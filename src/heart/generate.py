@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from heart.config import SystemSpec
 from heart.engine import Call, RunSummary, run_calls
 from heart.items import item_from_row
-from heart.models import ChatRequest, ChatResponse, Message, make_chat_model
+from heart.models import ChatRequest, ChatResponse, make_chat_model
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
@@ -35,13 +35,7 @@ def generation_request(item: Item, prompt: Prompt, spec: SystemSpec) -> ChatRequ
         f"{render_transcript(item.context)}\n\n"
         "Write the supporter's next message."
     )
-    return ChatRequest(
-        messages=(Message(role="system", content=prompt.text), Message(role="user", content=user)),
-        max_tokens=spec.model.max_tokens,
-        temperature=spec.model.temperature,
-        top_p=spec.model.top_p,
-        stream=True,
-    )
+    return ChatRequest.prompted(prompt.text, user, spec.model, stream=True)
 
 
 def clean_reply(text: str) -> str:

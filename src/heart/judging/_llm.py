@@ -14,7 +14,7 @@ from heart.config import JudgeSpec
 from heart.engine import Call, RunSummary, run_calls
 from heart.items import item_from_row
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
-from heart.models import ChatModel, ChatRequest, ChatResponse, Message, make_chat_model
+from heart.models import ChatModel, ChatRequest, ChatResponse, make_chat_model
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, now_iso
 from heart.study import Study
@@ -40,13 +40,7 @@ def judge_request(
         f"Reply B: {second}\n\n"
         "Which reply is the better next supporter message? Answer with the JSON object only."
     )
-    return ChatRequest(
-        messages=(Message(role="system", content=prompt.text), Message(role="user", content=user)),
-        max_tokens=spec.model.max_tokens,
-        temperature=spec.model.temperature,
-        top_p=spec.model.top_p,
-        json_schema=VERDICT_SCHEMA,
-    )
+    return ChatRequest.prompted(prompt.text, user, spec.model, json_schema=VERDICT_SCHEMA)
 
 
 def _to_pair_terms(shown: str, order: str) -> str:

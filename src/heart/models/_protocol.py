@@ -6,7 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from heart.config import ProviderName
+from heart.config import ModelSpec, ProviderName
 from heart.types import canonical_json, sha256_hex
 
 
@@ -28,6 +28,17 @@ class ChatRequest(BaseModel):
     stream: bool = Field(
         False, description="stream the answer to time its first token (does not change it)"
     )
+
+    @classmethod
+    def prompted(cls, system: str, user: str, spec: ModelSpec, **options: Any) -> ChatRequest:
+        """A system prompt and one user message, decoded as the model section says."""
+        return cls(
+            messages=(Message(role="system", content=system), Message(role="user", content=user)),
+            max_tokens=spec.max_tokens,
+            temperature=spec.temperature,
+            top_p=spec.top_p,
+            **options,
+        )
 
     def call_hash(self, provider: str, model: str) -> str:
         """The cache and resume key of this request sent to ``provider``/``model``."""

@@ -12,38 +12,33 @@ from typing import Any
 
 from heart.config import ModelSpec, ProviderName
 from heart.models._errors import ModelCallError
-from heart.models._keys import api_key
 from heart.models._protocol import ChatRequest, ChatResponse
+from heart.models._remote import RemoteModel
 from heart.models.openai_compat import translate_error
 
 INSTALL_HINT = "install the Anthropic SDK: pip install 'heart-bench[anthropic]'"
 TOOL = "answer"
 
 
-class AnthropicModel:
+class AnthropicModel(RemoteModel):
     provider: ProviderName = "anthropic"
+    default_key_env = "ANTHROPIC_API_KEY"
+    install_hint = INSTALL_HINT
 
     def __init__(self, spec: ModelSpec) -> None:
-        self.model = spec.model
-        self._spec = spec
-        self._client: Any = None
-        self._secret = ""
+        super().__init__(spec)
         self._sampling: set[str] = set()
 
-    def _connect(self) -> Any:
-        if self._client is None:
-            try:
-                import anthropic
-            except ImportError:
-                raise ModelCallError(INSTALL_HINT, retryable=False) from None
-            self._secret = api_key(self._spec, default_env="ANTHROPIC_API_KEY")
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._secret, base_url=self._spec.base_url, max_retries=0, timeout=None
-            )
-            # newer SDKs fix sampling on the server side and no longer take these arguments
-            accepted = inspect.signature(self._client.messages.create).parameters
-            self._sampling = {"temperature", "top_p"} & set(accepted)
-        return self._client
+    def _new_client(self, secret: str) -> Any:
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(
+            api_key=secret, base_url=self._spec.base_url, max_retries=0, timeout=None
+        )
+        # newer SDKs fix sampling on the server side and no longer take these arguments
+        accepted = inspect.signature(client.messages.create).parameters
+        self._sampling = {"temperature", "top_p"} & set(accepted)
+        return client
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
@@ -129,7 +124,3 @@ class AnthropicModel:
             latency_ms=(time.perf_counter() - start) * 1000,
             finish_reason=finish,
         )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()

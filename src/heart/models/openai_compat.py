@@ -8,8 +8,8 @@ from typing import Any
 
 from heart.config import ModelSpec, ProviderName
 from heart.models._errors import ModelCallError
-from heart.models._keys import api_key
 from heart.models._protocol import ChatRequest, ChatResponse
+from heart.models._remote import RemoteModel
 
 INSTALL_HINT = "install the OpenAI SDK: pip install 'heart-bench[openai]'"
 
@@ -25,28 +25,19 @@ def _response_format(spec: ModelSpec, schema: dict[str, Any]) -> dict[str, Any] 
     return None
 
 
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(RemoteModel):
     """Chat completions over HTTP; SDK retries are off because the engine does its own."""
 
     provider: ProviderName = "openai"
+    default_key_env = "OPENAI_API_KEY"
+    install_hint = INSTALL_HINT
 
-    def __init__(self, spec: ModelSpec) -> None:
-        self.model = spec.model
-        self._spec = spec
-        self._client: Any = None
-        self._secret = ""
+    def _new_client(self, secret: str) -> Any:
+        import openai
 
-    def _connect(self) -> Any:
-        if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise ModelCallError(INSTALL_HINT, retryable=False) from None
-            self._secret = api_key(self._spec, default_env="OPENAI_API_KEY")
-            self._client = openai.AsyncOpenAI(
-                api_key=self._secret, base_url=self._spec.base_url, max_retries=0, timeout=None
-            )
-        return self._client
+        return openai.AsyncOpenAI(
+            api_key=secret, base_url=self._spec.base_url, max_retries=0, timeout=None
+        )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         client = self._connect()
@@ -109,10 +100,6 @@ class OpenAICompatibleModel:
             latency_ms=(time.perf_counter() - start) * 1000,
             finish_reason=finish,
         )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
 
 
 def translate_error(exc: Exception, secrets: list[str]) -> ModelCallError:

@@ -1,0 +1,40 @@
+"""What the API providers share: the SDK loaded on first use, the key from the environment,
+the engine (not the SDK) in charge of retries, and the client closed at the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heart.config import ModelSpec
+from heart.models._errors import ModelCallError
+from heart.models._keys import api_key
+
+
+class RemoteModel:
+    """Base of the HTTP providers; subclasses say which SDK client to build."""
+
+    default_key_env = ""
+    install_hint = ""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.model = spec.model
+        self._spec = spec
+        self._client: Any = None
+        self._secret = ""
+
+    def _new_client(self, secret: str) -> Any:
+        """Import the SDK and build its async client with SDK retries off."""
+        raise NotImplementedError
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            self._secret = api_key(self._spec, default_env=self.default_key_env)
+            try:
+                self._client = self._new_client(self._secret)
+            except ImportError:
+                raise ModelCallError(self.install_hint, retryable=False) from None
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
