@@ -97,12 +97,18 @@ def _build_items(study: Study, esconv: Path | None) -> None:
     start = time.perf_counter()
     corpus = load_corpus(_esconv_path(study, esconv))
     spec = study.config.items
+    second_pass = None
+    if spec.screener is not None:
+        from heart.items.llm_screen import llm_second_pass
+
+        second_pass = llm_second_pass(study, spec.screener, console)
     selection = select_regular_items(
         corpus.conversations,
         n_items=spec.regular,
         seed=study.config.seed,
         max_per_dialogue=spec.max_per_dialogue,
         min_context_turns=spec.min_context_turns,
+        second_pass=second_pass,
     )
     changed = save_selection(study.store, corpus, selection)
     elapsed = time.perf_counter() - start

@@ -133,6 +133,9 @@ class ItemsSpec(Strict):
     regular: int = Field(280, gt=0)
     max_per_dialogue: int = Field(2, gt=0)
     min_context_turns: int = Field(3, gt=0)
+    screener: ModelSpec | None = Field(
+        None, description="an LLM that may veto couplets the rules found eligible (second pass)"
+    )
 
 
 class RatingsSpec(Strict):

@@ -1,6 +1,14 @@
 """The engine: every model call of every stage runs through here."""
 
-from heart.engine._calls import Call, Engine, PlannedModel, RunSummary, plan_calls, run_calls
+from heart.engine._calls import (
+    Call,
+    Engine,
+    PlannedModel,
+    Recorder,
+    RunSummary,
+    plan_calls,
+    run_calls,
+)
 from heart.engine._limits import ProviderLimits, TokenBucket
 from heart.engine._retry import RetryPolicy, call_with_retries
 
@@ -8,6 +16,7 @@ __all__ = [
     "Call",
     "Engine",
     "PlannedModel",
+    "Recorder",
     "ProviderLimits",
     "RetryPolicy",
     "RunSummary",

@@ -3,7 +3,9 @@
 from heart.items._build import item_from_row, item_to_row, save_selection
 from heart.items._rules import Screened, safety_rule, screen_seeker_turn
 from heart.items._select import (
+    Candidate,
     Decision,
+    SecondPass,
     Selection,
     make_item,
     proportional_quotas,
@@ -11,8 +13,10 @@ from heart.items._select import (
 )
 
 __all__ = [
+    "Candidate",
     "Decision",
     "Screened",
+    "SecondPass",
     "Selection",
     "item_from_row",
     "item_to_row",

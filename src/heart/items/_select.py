@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from heart.items._rules import Screened, safety_rule, screen_seeker_turn
@@ -39,10 +39,20 @@ class Selection:
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class Candidate:
+    """A couplet the rule-based screen found eligible."""
+
     conversation: Conversation
     turn_index: int
     screened: Screened
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.conversation.id, self.turn_index)
+
+
+# A second pass over eligible couplets (e.g. an LLM screener): each key -> (keep, reason).
+SecondPass = Callable[[list[Candidate]], dict[tuple[str, int], tuple[bool, str]]]
 
 
 def make_item(conversation: Conversation, turn_index: int, subset: Subset, cues: str) -> Item:
@@ -79,7 +89,7 @@ def make_item(conversation: Conversation, turn_index: int, subset: Subset, cues:
 
 def _screen_conversation(
     conversation: Conversation, min_context_turns: int
-) -> tuple[list[_Candidate], list[Decision]]:
+) -> tuple[list[Candidate], list[Decision]]:
     turns = conversation.turns
     couplets = [
         i + 1
@@ -87,7 +97,7 @@ def _screen_conversation(
         if turns[i].role is Role.SEEKER and turns[i + 1].role is Role.SUPPORTER
     ]
     unsafe = safety_rule([conversation.situation, *(t.text for t in turns)])
-    candidates: list[_Candidate] = []
+    candidates: list[Candidate] = []
     decisions: list[Decision] = []
     for index in couplets:
         if unsafe is not None:
@@ -97,7 +107,7 @@ def _screen_conversation(
         else:
             verdict = screen_seeker_turn(turns[index - 1].text)
         if verdict.eligible:
-            candidates.append(_Candidate(conversation, index, verdict))
+            candidates.append(Candidate(conversation, index, verdict))
         else:
             decisions.append(Decision(conversation.id, index, False, verdict.rule, verdict.detail))
     return candidates, decisions
@@ -135,19 +145,39 @@ def select_regular_items(
     seed: int,
     max_per_dialogue: int = 2,
     min_context_turns: int = 3,
+    second_pass: SecondPass | None = None,
 ) -> Selection:
-    """Screen every couplet, keep the best ``max_per_dialogue`` per dialogue, then sample
-    ``n_items`` stratified by problem type in proportion to the corpus's conversations.
+    """Screen every couplet, let ``second_pass`` (if any) veto eligible ones, keep the best
+    ``max_per_dialogue`` per dialogue, then sample ``n_items`` stratified by problem type in
+    proportion to the corpus's conversations.
 
     Deterministic for a seed and a set of conversations, whatever their order.
     """
     decisions: list[Decision] = []
-    by_problem: dict[str, list[list[_Candidate]]] = defaultdict(list)
+    by_problem: dict[str, list[list[Candidate]]] = defaultdict(list)
     conversations_by_problem: Counter[str] = Counter()
-    for conversation in sorted(conversations, key=lambda c: c.id):
+    eligible: dict[str, list[Candidate]] = {}
+    ordered = sorted(conversations, key=lambda c: c.id)
+    for conversation in ordered:
         conversations_by_problem[conversation.problem_type] += 1
         candidates, dropped = _screen_conversation(conversation, min_context_turns)
         decisions.extend(dropped)
+        eligible[conversation.id] = candidates
+    if second_pass is not None:
+        verdicts = second_pass([c for group in eligible.values() for c in group])
+        for conversation_id, group in eligible.items():
+            kept = []
+            for cand in group:
+                keep, reason = verdicts[cand.key]
+                if keep:
+                    kept.append(cand)
+                else:
+                    decisions.append(
+                        Decision(conversation_id, cand.turn_index, False, "llm_screen", reason)
+                    )
+            eligible[conversation_id] = kept
+    for conversation in ordered:
+        candidates = eligible[conversation.id]
         ranked = sorted(candidates, key=lambda c: (-c.screened.score, c.turn_index))
         for extra in ranked[max_per_dialogue:]:
             decisions.append(
