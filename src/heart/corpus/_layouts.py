@@ -277,15 +277,10 @@ def _utterance(turn: object, field: str, site: _Site, schema: _Schema) -> Uttera
     role = _role(turn, field, site, schema)
     text = collapse_whitespace(_text(turn.get(schema.text), site, f"{field}.{schema.text}"))
     if schema.annotated:
-        annotation = turn.get("annotation")
-        if annotation is None:
-            annotation = {}
-        if not isinstance(annotation, dict):
-            raise site.error(
-                f"expected an object, got {_kind(annotation)}",
-                field=f"{field}.annotation",
-                fix="use {'strategy': ...}, {'feedback': ...} or {}",
-            )
+        annotation = _optional_object(
+            turn.get("annotation"), site, f"{field}.annotation",
+            "use {'strategy': ...}, {'feedback': ...} or {}",
+        )  # fmt: skip
         prefix = f"{field}.annotation"
     else:
         annotation, prefix = turn, field
@@ -348,15 +343,9 @@ def _survey(value: object, site: _Site) -> dict[str, dict[str, int]]:
         )
     survey: dict[str, dict[str, int]] = {}
     for side in (Role.SEEKER.value, Role.SUPPORTER.value):
-        scores = value.get(side)
-        if scores is None:
-            scores = {}
-        if not isinstance(scores, dict):
-            raise site.error(
-                f"expected an object, got {_kind(scores)}",
-                field=f"survey_score.{side}",
-                fix="use an object of scores, or {}",
-            )
+        scores = _optional_object(
+            value.get(side), site, f"survey_score.{side}", "use an object of scores, or {}"
+        )
         survey[side] = {}
         for name, score in scores.items():
             field = f"survey_score.{side}.{name}"
@@ -408,6 +397,15 @@ def _json_problem(err: ValueError | RecursionError) -> str:
     if isinstance(err, RecursionError):
         return "nested too deeply"
     return str(err)
+
+
+def _optional_object(value: object, site: _Site, field: str, fix: str) -> dict[str, object]:
+    """``value`` as an object, ``{}`` when absent; anything else is an error at ``field``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise site.error(f"expected an object, got {_kind(value)}", field=field, fix=fix)
+    return cast(dict[str, object], value)
 
 
 def _kind(value: object) -> str:
