@@ -237,7 +237,7 @@ class Engine:
             async with gate.slots:
                 estimate = call.price.cost(call.estimated_tokens_in, call.request.max_tokens)
                 if budget is not None and committed + estimate > budget:
-                    summary.not_started += 1
+                    summary.not_started += 1 + len(twins.get(call.key, ()))
                     return
                 committed += estimate
                 await gate.admit(call.estimated_tokens_in + call.request.max_tokens)
