@@ -52,6 +52,11 @@ def test_report_flags_the_embedded_judge(demo: tuple[Path, str]) -> None:
     root, out = demo
     markdown = (root / "report" / "report.md").read_text()
     assert "UNRELIABLE" in markdown
+    board_at = markdown.index("| # | system")
+    assert (
+        markdown.index("Warning: every verdict on this board comes from judges flagged") < board_at
+    )
+    assert "judges flagged as unreliable" in (root / "report" / "index.html").read_text()
     assert "Judge smollm2-judge is unreliable" in out
 
 

@@ -292,9 +292,12 @@ def _judge(s: Study) -> None:
 
 
 def _report(s: Study) -> Path:
-    from heart.report import gather_facts, terminal_table, write_report
+    from heart.report import board_warning, gather_facts, terminal_table, write_report
 
     facts = gather_facts(s)
+    warning = board_warning(facts)
+    if warning:
+        console.print(f"[bold red]{warning}[/bold red]")
     console.print(terminal_table(facts))
     for check in facts.position:
         if check.flagged:

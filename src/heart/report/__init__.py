@@ -1,10 +1,17 @@
 """The report: the leaderboard, judge checks and study provenance, as HTML, Markdown and CSV."""
 
 from heart.report._facts import StudyFacts, gather_facts
-from heart.report._render import render_html, render_markdown, terminal_table, write_report
+from heart.report._render import (
+    board_warning,
+    render_html,
+    render_markdown,
+    terminal_table,
+    write_report,
+)
 
 __all__ = [
     "StudyFacts",
+    "board_warning",
     "gather_facts",
     "render_html",
     "render_markdown",

@@ -92,6 +92,19 @@ def _position_lines(facts: StudyFacts) -> list[str]:
     return lines
 
 
+def board_warning(facts: StudyFacts) -> str | None:
+    """What a reader must know before the numbers: which judges the position check flags."""
+    flagged = [c.judge for c in facts.position if c.flagged]
+    if not flagged:
+        return None
+    if len(flagged) == len(facts.position):
+        return (
+            "Warning: every verdict on this board comes from judges flagged as unreliable in the "
+            "position check below; read it as a test of the pipeline, not as a ranking."
+        )
+    return f"Warning: judges {', '.join(flagged)} are flagged as unreliable below."
+
+
 def render_markdown(facts: StudyFacts) -> str:
     out = [f"# HEART report: {facts.name}", ""]
     if facts.board is None:
@@ -104,6 +117,9 @@ def render_markdown(facts: StudyFacts) -> str:
             "that resample conversations, beside the paper's asymptotic interval.",
             "",
         ]
+        warning = board_warning(facts)
+        if warning:
+            out += [f"**{warning}**", ""]
         if b.separated:
             out += [
                 "Note: some system won or lost every comparison (perfect separation); the "
@@ -150,6 +166,9 @@ def render_html(facts: StudyFacts) -> str:
     if facts.board is None:
         parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
     else:
+        warning = board_warning(facts)
+        if warning:
+            parts.append(f"<p class='flag'>{e(warning)}</p>")
         parts.append("<table id='leaderboard'><thead><tr>")
         parts += [f"<th>{e(h)}</th>" for h in board_header(facts)]
         parts.append("</tr></thead><tbody>")
