@@ -17,11 +17,18 @@ import tempfile
 import time
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from heart.config import EngineSpec, JudgeSpec, ModelSpec, ProviderSettings  # noqa: E402
+from heart.config import (  # noqa: E402
+    EngineSpec,
+    JudgeSpec,
+    JudgingSpec,
+    ModelSpec,
+    ProviderSettings,
+)
 from heart.models import ChatRequest  # noqa: E402
 
 GENERIC = "I'm really sorry you're going through this. That sounds so hard."
@@ -48,7 +55,7 @@ def judge_requests(base_url: str, n_items: int) -> tuple[JudgeSpec, list[ChatReq
             structured_output="json_object_schema",
         ),
     )  # fmt: skip
-    prompt = load_prompt("judge-heart")
+    prompt = load_prompt("judge-heart", JudgingSpec().prompt_version)
     requests = []
     for item in items:
         requests.append(judge_request(item, item.reference, GENERIC, prompt, spec))
@@ -73,13 +80,16 @@ async def bare(base_url: str, requests: list[ChatRequest]) -> float:
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
     start = time.perf_counter()
     for request in requests:
+        kwargs: dict[str, Any] = {
+            "messages": [m.model_dump() for m in request.messages],
+            "response_format": {"type": "json_object", "schema": request.json_schema},
+        }
         await client.chat.completions.create(
             model="smollm2",
-            messages=[m.model_dump() for m in request.messages],
             max_tokens=request.max_tokens,
             temperature=request.temperature,
             top_p=request.top_p,
-            response_format={"type": "json_object", "schema": request.json_schema},
+            **kwargs,
         )
     elapsed = time.perf_counter() - start
     await client.close()

@@ -97,7 +97,7 @@ def through_engine(base_url: str, texts: list[str]) -> float:
                 model=model,
                 request=ChatRequest(messages=(Message(role="user", content=t),), max_tokens=32),
                 group=f"{i:06d}",
-                on_result=record,  # type: ignore[arg-type]
+                on_result=record,
             )
             for i, t in enumerate(texts)
         ]

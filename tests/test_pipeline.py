@@ -48,16 +48,28 @@ def test_run_fills_every_stage_and_writes_the_report(demo: tuple[Path, str]) -> 
     assert "HEART leaderboard" in out and "Report:" in out
 
 
-def test_report_flags_the_embedded_judge(demo: tuple[Path, str]) -> None:
+def test_the_judge_audit_flags_the_embedded_judge_next_to_its_numbers(
+    demo: tuple[Path, str],
+) -> None:
     root, out = demo
     markdown = (root / "report" / "report.md").read_text()
-    assert "UNRELIABLE" in markdown
     board_at = markdown.index("| # | system")
-    assert (
-        markdown.index("Warning: every verdict on this board comes from judges flagged") < board_at
-    )
-    assert "judges flagged as unreliable" in (root / "report" / "index.html").read_text()
-    assert "Judge smollm2-judge is unreliable" in out
+    warning = "Warning: every verdict on this board comes from judges the judge audit flags"
+    assert markdown.index(warning) < board_at
+    row = next(line for line in markdown.splitlines() if line.startswith("| smollm2-judge |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    first_shown = cells[4]  # like "0% [0–10%] of 36": SmolLM2 gives one letter whatever it sees
+    share = int(first_shown.split("%")[0])
+    assert (share >= 90 or share <= 10) and first_shown.endswith("of 36")
+    side = "first" if share >= 90 else "second"
+    assert cells[-1].startswith(f"UNRELIABLE: the reply shown {side} won")
+    html = (root / "report" / "index.html").read_text()
+    assert "<tr class='flag'><td>smollm2-judge</td>" in html
+    assert "smollm2-judge: UNRELIABLE" in out
+
+    audit = heart("judges", "audit", "--study", root, check=False)
+    assert audit.returncode == 1
+    assert "first shown won" in audit.stdout and "Unreliable: smollm2-judge" in audit.stdout
 
 
 def test_second_run_makes_no_model_calls(demo: tuple[Path, str]) -> None:

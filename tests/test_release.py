@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from heart.errors import ImportRefused
 from heart.release import export_bundle, import_bundle, import_table
-from heart.store import CompletionRow, JudgmentRow, Store
+from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, open_store
 from heart.types import sha256_hex
 
 from .rows import seed_study
@@ -113,3 +113,36 @@ def test_bundle_row_conflicting_with_stored_row_is_refused(store: Store, tmp_pat
     (other / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ImportRefused, match=r"items\.jsonl line 1: a different row"):
         import_bundle(store, other)
+
+
+def test_a_bundle_from_before_a_new_column_imports_with_its_default(
+    store: Store, tmp_path: Path
+) -> None:
+    _study(store, tmp_path / "s")
+    with store.session() as s:
+        s.add(CompletionRow(id="c1", item_id="i0", system="m1", contributor="", status="ok",
+                            text="a", created_at="x"))  # fmt: skip
+        s.add(CompletionRow(id="c2", item_id="i0", system="m2", contributor="", status="ok",
+                            text="b", created_at="x"))  # fmt: skip
+        s.add(PairRow(id="p1", item_id="i0", a_id="c1", b_id="c2", design="all"))
+        s.add(JudgeRow(name="j", source="llm", family="x", spec={}))
+        s.flush()
+        s.add(JudgmentRow(id="jd1", pair_id="p1", judge="j", order="ab", status="ok",
+                          winner="a", strength=2, created_at="x"))  # fmt: skip
+    bundle = tmp_path / "bundle"
+    export_bundle(store, tmp_path / "s", bundle)
+    judgments = bundle / "judgments.jsonl"
+    rows = [json.loads(line) for line in judgments.read_text().splitlines()]
+    for row in rows:
+        del row["refused"]  # as written before judgments kept refused answers
+    judgments.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["files"]["judgments.jsonl"]["sha256"] = sha256_hex(judgments.read_text())
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+
+    fresh = open_store(f"sqlite:///{tmp_path / 'fresh.db'}")
+    import_bundle(fresh, bundle)
+    with fresh.session() as s:
+        row = s.get(JudgmentRow, "jd1")
+        assert row is not None and row.refused == [] and row.winner == "a"
+    fresh.close()

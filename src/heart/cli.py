@@ -20,6 +20,7 @@ from heart.errors import HeartError
 
 if TYPE_CHECKING:
     from heart.engine import Call, RunSummary
+    from heart.judging import JudgingPlan
     from heart.study import Study
 
 app = typer.Typer(
@@ -32,6 +33,8 @@ items_app = typer.Typer(
     help="Build and inspect the benchmark's items (contexts).", no_args_is_help=True
 )
 app.add_typer(items_app, name="items")
+judges_app = typer.Typer(help="Inspect the LLM judge ensemble.", no_args_is_help=True)
+app.add_typer(judges_app, name="judges")
 console = Console()
 
 StudyOption = Annotated[
@@ -261,9 +264,10 @@ def _dry_run(s: Study, stages: tuple[str, ...]) -> None:
         plan = plan_generation(s)
         _print_plan("generate", plan.calls, s, f" ({len(plan.fixed)} fixed replies to store)")
     if "judge" in stages:
-        calls, _ = plan_judging(s)
         note = " (pairs stored so far; new completions add pairs)" if "generate" in stages else ""
-        _print_plan("judge", calls, s, note)
+        judging = plan_judging(s)
+        _print_plan("judge", judging.calls, s, note)
+        _print_schedule(judging, 0)
 
 
 def _generate(s: Study) -> None:
@@ -289,22 +293,45 @@ def _judge(s: Study) -> None:
         summary.model_calls,
         "verdicts failed or were invalid",
     )
+    _print_schedule(summary.plan, summary.model_calls.reasks)
+
+
+def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
+    """Judge loads, and the pairs the ensemble could not cover as asked."""
+    loads = ", ".join(f"{name} {n}" for name, n in plan.loads.items())
+    console.print(f"judge loads (verdicts scheduled): {loads}")
+    if reasks:
+        console.print(f"{reasks} invalid verdicts were asked again with their validation error")
+    schedule = plan.schedule
+    if schedule.unjudgeable:
+        console.print(
+            f"[yellow]{len(schedule.unjudgeable)} pairs have no eligible judge: every judge "
+            "shares a family with one of the two replies. Add a judge from another family to "
+            "rate them.[/yellow]"
+        )
+    if schedule.short:
+        console.print(
+            f"[yellow]{len(schedule.short)} pairs have fewer eligible judges than "
+            "judging.judges_per_pair asks; they get every eligible one.[/yellow]"
+        )
 
 
 def _report(s: Study) -> Path:
-    from heart.report import board_warning, gather_facts, terminal_table, write_report
+    from heart.report import (
+        board_warning,
+        gather_facts,
+        terminal_audit,
+        terminal_table,
+        write_report,
+    )
 
     facts = gather_facts(s)
     warning = board_warning(facts)
     if warning:
         console.print(f"[bold red]{warning}[/bold red]")
     console.print(terminal_table(facts))
-    for check in facts.position:
-        if check.flagged:
-            console.print(
-                f"[bold red]Judge {check.judge} is unreliable: the reply shown first won "
-                f"{100 * check.first_wins:.0f}% of {check.judgments} verdicts.[/bold red]"
-            )
+    if facts.audit:
+        console.print(terminal_audit(facts.audit))
     path = write_report(facts, s.report_dir)
     console.print(f"Report: {path}")
     return path
@@ -325,6 +352,32 @@ def judge(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
             _dry_run(s, ("judge",))
         else:
             _judge(s)
+
+
+@judges_app.command("audit")
+def judges_audit(study: StudyOption = Path(".")) -> None:
+    """Per judge: flip rate, first-position, longer-reply, control and own-family shares.
+
+    Exits with status 1 when a judge is flagged unreliable, so scripts can stop on it.
+    """
+    from heart.analyses import audit_judges, load_comparisons, verdict_counts
+    from heart.report import terminal_audit
+
+    with _study(study) as s:
+        audits = audit_judges(
+            load_comparisons(s.store), verdict_counts(s.store), s.config.ratings.level
+        )
+    if not audits:
+        console.print("No valid LLM judgments yet: run `heart judge` first.")
+        return
+    console.print(terminal_audit(audits))
+    flagged = [a.judge for a in audits if a.flagged]
+    if flagged:
+        console.print(
+            f"[bold red]Unreliable: {', '.join(flagged)}. Their verdicts follow the order of "
+            "presentation more than the replies; use stronger judges for a real study.[/bold red]"
+        )
+        raise typer.Exit(1)
 
 
 @app.command()

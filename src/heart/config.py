@@ -122,10 +122,36 @@ class PairDesign(StrEnum):
 
 
 class PairsSpec(Strict):
-    design: PairDesign = PairDesign.ALL
-    baseline: str | None = None
-    per_item: int | None = Field(None, gt=0)
-    both_orders: bool = False
+    """Which completions of an item are compared, and in how many orders."""
+
+    design: PairDesign = Field(
+        PairDesign.ALL,
+        description="'all' pairs per item (the paper's), pairs against a 'baseline' system, "
+        "or 'sampled': per_item pairs per item with balanced coverage",
+    )
+    baseline: str | None = Field(None, description="the baseline system of design 'baseline'")
+    per_item: int | None = Field(None, gt=0, description="pairs per item of design 'sampled'")
+    both_orders: bool = Field(
+        False, description="LLM judges see every pair in both A/B orders (measures flip rate)"
+    )
+
+
+class JudgingSpec(Strict):
+    """How the LLM judge ensemble is scheduled and held to its output format."""
+
+    judges_per_pair: int | None = Field(
+        None, gt=0, description="judges per pair, loads balanced; default: every eligible judge"
+    )
+    own_family: Literal["exclude", "allow"] = Field(
+        "exclude",
+        description="'exclude': a judge never rates a pair holding its own family's reply; "
+        "'allow' only for studies with a single model family (self-preference then shows "
+        "in the audit)",
+    )
+    reasks: int = Field(
+        1, ge=0, le=5, description="times an invalid verdict is asked again with its error"
+    )
+    prompt_version: str = Field("v2", pattern=r"^v[0-9]+$")
 
 
 class ItemsSpec(Strict):
@@ -153,6 +179,7 @@ class StudyConfig(Strict):
     systems: list[SystemSpec] = Field(min_length=1)
     judges: list[JudgeSpec] = Field(default_factory=list)
     pairs: PairsSpec = PairsSpec()
+    judging: JudgingSpec = JudgingSpec()
     ratings: RatingsSpec = RatingsSpec()
     engine: EngineSpec = EngineSpec()
 

@@ -148,8 +148,14 @@ def read_bundle(bundle: Path) -> tuple[str, dict[str, list[tuple[int, dict[str, 
 
 
 def _check_columns(name: str, model: type[Base], rows: list[tuple[int, dict[str, Any]]]) -> None:
+    """Refuse unknown columns and missing required ones; a column added to the store after the
+    bundle was written (it has a default) takes that default."""
     expected = set(_columns(model))
+    defaults = {str(c.key): c.default for c in inspect(model).columns if c.default is not None}
     for number, record in rows:
+        for column in (expected - set(record)) & set(defaults):
+            default: Any = defaults[column]  # a scalar or callable column default
+            record[column] = default.arg(None) if default.is_callable else default.arg
         unknown = set(record) - expected
         missing = expected - set(record)
         if unknown or missing:

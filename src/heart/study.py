@@ -20,9 +20,9 @@ class Study:
     def report_dir(self) -> Path:
         return self.root / "report"
 
-    def use_prompt(self, name: str) -> Prompt:
+    def use_prompt(self, name: str, version: str = "v1") -> Prompt:
         """Load a shipped prompt template and record it in the store by its hash."""
-        prompt = load_prompt(name)
+        prompt = load_prompt(name, version)
         with self.store.session() as session:
             session.merge(
                 PromptRow(

@@ -12,8 +12,7 @@ from heart.types import Axis
 GOOD = {
     "winner": "B",
     "strength": 4,
-    "axes": {a.value: {"winner": "B", "strength": 2} for a in Axis}
-    | {"T": {"winner": "none", "strength": 0}},
+    "axes": {a.value: "B2" for a in Axis} | {"T": "none"},
     "rationale": "B names the feeling and asks one concrete question.",
 }
 
@@ -41,11 +40,14 @@ def test_raw_control_characters_in_strings_are_tolerated() -> None:
         (json.dumps(GOOD | {"strength": 9}), "strength"),
         (json.dumps(GOOD | {"strength": 0}), "strength"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "axes"}), "axes"),
-        (json.dumps(GOOD | {"axes": {"H": {"winner": "A", "strength": 1}}}), "missing"),
+        (json.dumps(GOOD | {"axes": {"H": "A1"}}), "missing"),
+        (json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": "B6"}}), "expected one of none, A1"),
+        (json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": "none3"}}), "expected one of"),
         (
-            json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": {"winner": "none", "strength": 3}}}),
-            "strength must be 0",
+            json.dumps(GOOD | {"axes": GOOD["axes"] | {"E": {"winner": "A", "strength": 1}}}),
+            "expected one of",
         ),
+        (json.dumps(GOOD | {"axes": GOOD["axes"] | {"X": "A1"}}), "axes.X"),
         (json.dumps(GOOD | {"tie": True}), "tie"),
     ],
 )
@@ -59,3 +61,5 @@ def test_schema_uses_enums_for_numbers() -> None:
     assert props["strength"]["enum"] == [1, 2, 3, 4, 5]
     assert props["winner"]["enum"] == ["A", "B"]
     assert "minimum" not in json.dumps(VERDICT_SCHEMA)
+    codes = props["axes"]["properties"]["E"]["enum"]
+    assert codes == ["none", "A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "B5"]

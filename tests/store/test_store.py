@@ -5,17 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
 from heart.errors import StoreError
 from heart.store import (
+    Base,
     CompletionRow,
     JudgmentRow,
     PairRow,
     Store,
+    SystemRow,
     open_store,
 )
+from heart.store._db import MIGRATIONS
 
 from ..rows import seed_study
 
@@ -44,7 +51,32 @@ def _seed(store: Store) -> None:
 def test_migrates_to_every_table(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+
+
+def test_migrations_build_exactly_the_tables_the_code_declares(store: Store) -> None:
+    with store.engine.connect() as conn:
+        differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert differences == []
+
+
+def test_a_store_from_the_first_schema_upgrades_and_keeps_its_rows(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+        conn.execute(
+            text("INSERT INTO systems (name, kind, family, spec) VALUES ('m1', 'model', 'x', '{}')")
+        )
+    engine.dispose()
+    store = open_store(url)
+    with store.session() as s:
+        assert s.get(SystemRow, "m1") is not None
+    assert "refused" in {c["name"] for c in inspect(store.engine).get_columns("judgments")}
+    store.close()
 
 
 def test_reopening_is_idempotent(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Analyses: each joins store data to the pure statistics in heart.stats."""
 
+from heart.analyses._audit import JudgeAudit, Share, VerdictCounts, audit_judges, verdict_counts
 from heart.analyses._comparisons import Comparisons, load_comparisons
 from heart.analyses._leaderboard import (
     Leaderboard,
@@ -7,16 +8,21 @@ from heart.analyses._leaderboard import (
     build_leaderboard,
     per_conversation_wins,
 )
-from heart.analyses._position import PositionCheck, position_checks, wilson_interval
+from heart.analyses._majority import PairMajority, ensemble_majority, judge_votes
 
 __all__ = [
     "Comparisons",
+    "JudgeAudit",
     "Leaderboard",
-    "PositionCheck",
+    "PairMajority",
+    "Share",
     "Standing",
+    "VerdictCounts",
+    "audit_judges",
     "build_leaderboard",
+    "ensemble_majority",
+    "judge_votes",
     "load_comparisons",
     "per_conversation_wins",
-    "position_checks",
-    "wilson_interval",
+    "verdict_counts",
 ]

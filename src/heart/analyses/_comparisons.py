@@ -8,7 +8,15 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
 
-from heart.store import CompletionRow, ItemRow, JudgeRow, JudgmentRow, PairRow, Store
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    Store,
+    SystemRow,
+)
 from heart.types import Axis
 
 AXIS_CODES = {"a": 0, "b": 1, "tie": 2, "none": 2}
@@ -19,7 +27,9 @@ class Comparisons:
     """One row per valid judgment, in the pair's own a/b terms.
 
     ``outcome`` is 0 when a won, 1 when b won, 2 for a tie; ``axis_outcome[:, k]`` the same for
-    axis k ("none" counts as a tie); ``first_won`` whether the reply shown first won.
+    axis k ("none" counts as a tie); ``first_won`` whether the reply shown first won;
+    ``pair`` numbers the pairs (the same number in both orders); ``order_ab`` whether a was
+    shown first.
     """
 
     systems: list[str]
@@ -35,6 +45,11 @@ class Comparisons:
     first_won: npt.NDArray[np.bool_]
     length_a: npt.NDArray[np.int64]
     length_b: npt.NDArray[np.int64]
+    pair: npt.NDArray[np.int64]
+    order_ab: npt.NDArray[np.bool_]
+    system_kinds: list[str]
+    system_families: list[str]
+    judge_families: list[str]
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -59,6 +74,7 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
                 JudgmentRow.winner,
                 JudgmentRow.strength,
                 JudgmentRow.axes,
+                JudgmentRow.pair_id,
                 PairRow.a_id,
                 PairRow.b_id,
                 ItemRow.conversation_id,
@@ -72,6 +88,8 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
         completions = {
             r.id: (r.system, len(r.text.split())) for r in session.scalars(select(CompletionRow))
         }
+        roster = {r.name: (r.kind, r.family) for r in session.scalars(select(SystemRow))}
+        judge_family = dict(session.execute(select(JudgeRow.name, JudgeRow.family)).all())
     systems = sorted(
         {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
     )
@@ -80,6 +98,9 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
     s_index = {s: i for i, s in enumerate(systems)}
     j_index = {j: i for i, j in enumerate(judges)}
     c_index = {c: i for i, c in enumerate(conversations)}
+    p_index: dict[str, int] = {}
+    for r in rows:
+        p_index.setdefault(r.pair_id, len(p_index))
     n = len(rows)
 
     def ints(values: list[int]) -> npt.NDArray[np.int64]:
@@ -108,4 +129,9 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
         first_won=np.where(order_ab, outcome == 0, outcome == 1),
         length_a=ints([completions[r.a_id][1] for r in rows]),
         length_b=ints([completions[r.b_id][1] for r in rows]),
+        pair=ints([p_index[r.pair_id] for r in rows]),
+        order_ab=order_ab,
+        system_kinds=[roster.get(s, ("", ""))[0] for s in systems],
+        system_families=[roster.get(s, ("", ""))[1] for s in systems],
+        judge_families=[judge_family.get(j, "") for j in judges],
     )

@@ -2,6 +2,7 @@
 
 from heart.engine._calls import (
     Call,
+    Check,
     Engine,
     PlannedModel,
     Recorder,
@@ -14,6 +15,7 @@ from heart.engine._retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "Call",
+    "Check",
     "Engine",
     "PlannedModel",
     "ProviderLimits",

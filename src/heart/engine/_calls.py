@@ -34,7 +34,26 @@ from heart.models import ChatModel, ChatRequest, ChatResponse
 from heart.models._errors import ModelCallError
 from heart.store import CallRow, Store, now_iso
 
+
+def estimated_tokens_in(request: ChatRequest) -> int:
+    """About four characters a token: good enough for limits, budgets and dry runs."""
+    return sum(len(m.content) for m in request.messages) // 4 + 8
+
+
 Recorder = Callable[[Session, ChatResponse | None, str | None], str | None]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A stage's test of an answer, and how often a refused answer is asked again.
+
+    ``problem`` returns what is wrong with an answer's text (None when it is usable);
+    ``message`` turns that problem into the follow-up message sent with the refused answer.
+    """
+
+    problem: Callable[[str], str | None]
+    message: Callable[[str], str]
+    reasks: int = 1
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,8 @@ class Call:
 
     ``on_result`` writes the stage's row in the transaction that caches the answer; it returns
     the reason when the stage could not use the answer (an empty reply, an invalid verdict).
+    An answer is cached only when the stage used it, so a refused one is asked for again next
+    run. With a ``check``, a refused answer is first asked again within the run.
     """
 
     model: ChatModel
@@ -50,6 +71,7 @@ class Call:
     group: str
     on_result: Recorder
     price: Price = field(default_factory=Price)
+    check: Check | None = None
 
     @cached_property
     def key(self) -> str:
@@ -57,8 +79,7 @@ class Call:
 
     @cached_property
     def estimated_tokens_in(self) -> int:
-        """About four characters a token: good enough for limits, budgets and dry runs."""
-        return sum(len(m.content) for m in self.request.messages) // 4 + 8
+        return estimated_tokens_in(self.request)
 
 
 @dataclass
@@ -71,6 +92,7 @@ class RunSummary:
     tokens_out: int = 0
     cost_usd: float = 0.0
     not_started: int = 0
+    reasks: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -85,6 +107,31 @@ class PlannedModel:
     tokens_in: int
     max_tokens_out: int
     max_cost_usd: float
+
+
+def _usable(call: Call, response: ChatResponse) -> bool:
+    return call.check is None or call.check.problem(response.text) is None
+
+
+_OVER_BUDGET = "over budget"
+
+
+def _merged(answers: list[ChatResponse], earlier: list[tuple[str, str]]) -> ChatResponse:
+    """The last answer, carrying the time and tokens of every ask and the refused answers."""
+
+    def total(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    return answers[-1].model_copy(
+        update={
+            "tokens_in": total([a.tokens_in for a in answers]),
+            "tokens_out": total([a.tokens_out for a in answers]),
+            "latency_ms": sum(a.latency_ms for a in answers),
+            "ttft_ms": answers[0].ttft_ms,
+            "earlier": tuple(earlier),
+        }
+    )
 
 
 def _cached_answers(store: Store, keys: list[str]) -> dict[str, ChatResponse]:
@@ -106,7 +153,7 @@ def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
     for call in calls:
         key = (call.model.provider, call.model.model)
         old = plans.get(key) or PlannedModel(key[0], key[1], 0, 0, 0, 0, 0.0)
-        if call.key in cached:
+        if call.key in cached and _usable(call, cached[call.key]):
             plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
                                       old.max_tokens_out, old.max_cost_usd)  # fmt: skip
             continue
@@ -122,6 +169,9 @@ def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
     return sorted(plans.values(), key=lambda p: (p.provider, p.model))
 
 
+_Result = tuple[Call, ChatResponse | None, str | None, tuple[str, ChatResponse] | None]
+
+
 class _Writer:
     """Records results in batches: they collect on the event loop and one worker-thread call
     writes each batch, so the loop is not interrupted by a thread hand-off per result."""
@@ -132,12 +182,20 @@ class _Writer:
         self.store = store
         self.summary = summary
         self.on_done = on_done
-        self.pending: list[tuple[Call, ChatResponse | None, str | None]] = []
+        self.pending: list[_Result] = []
         self.closing = asyncio.Event()
         self.task = asyncio.get_running_loop().create_task(self._flush_loop())
 
-    def put(self, call: Call, response: ChatResponse | None, error: str | None) -> None:
-        self.pending.append((call, response, error))
+    def put(
+        self,
+        call: Call,
+        response: ChatResponse | None,
+        error: str | None,
+        fresh: tuple[str, ChatResponse] | None = None,
+    ) -> None:
+        """Queue a result; ``fresh`` is the new answer to cache (its request's key and the
+        answer itself) once the stage has used it."""
+        self.pending.append((call, response, error, fresh))
 
     async def close(self) -> None:
         self.closing.set()
@@ -153,25 +211,25 @@ class _Writer:
             if self.closing.is_set() and not self.pending:
                 return
 
-    def _write(self, results: list[tuple[Call, ChatResponse | None, str | None]]) -> None:
+    def _write(self, results: list[_Result]) -> None:
         stamp = now_iso()
-        answers = {
-            call.key: {
-                "hash": call.key,
-                "provider": call.model.provider,
-                "model": call.model.model,
-                "response": response.model_dump(mode="json", exclude={"cached"}),
-                "created_at": stamp,
-            }
-            for call, response, _ in results
-            if response is not None and not response.cached
-        }
         with self.store.session() as session:
+            failures = [
+                call.on_result(session, response, error) for call, response, error, _ in results
+            ]
+            answers = {
+                fresh[0]: {
+                    "hash": fresh[0],
+                    "provider": call.model.provider,
+                    "model": call.model.model,
+                    "response": fresh[1].model_dump(mode="json", exclude={"cached", "earlier"}),
+                    "created_at": stamp,
+                }
+                for (call, _, _, fresh), failure in zip(results, failures, strict=True)
+                if fresh is not None and failure is None
+            }
             if answers:
                 session.execute(insert(CallRow), list(answers.values()))
-            failures = [
-                call.on_result(session, response, error) for call, response, error in results
-            ]
         for failure in failures:
             self.summary.calls += 1
             if failure is not None:
@@ -231,21 +289,22 @@ class Engine:
             for provider, s in ((p, self.spec.settings(p)) for p in limits)
         }
 
-        async def one(call: Call) -> None:
+        async def ask(call: Call, request: ChatRequest) -> tuple[ChatResponse | None, str | None]:
+            """One request under its provider's limits, retry policy and the budget."""
             nonlocal committed
             policy, gate = policies[call.model.provider], limits[call.model.provider]
+            tokens_in = estimated_tokens_in(request)
             async with gate.slots:
-                estimate = call.price.cost(call.estimated_tokens_in, call.request.max_tokens)
+                estimate = call.price.cost(tokens_in, request.max_tokens)
                 if budget is not None and committed + estimate > budget:
-                    summary.not_started += 1 + len(twins.get(call.key, ()))
-                    return
+                    return None, _OVER_BUDGET
                 committed += estimate
-                await gate.admit(call.estimated_tokens_in + call.request.max_tokens)
+                await gate.admit(tokens_in + request.max_tokens)
                 response: ChatResponse | None = None
                 error: str | None = None
                 try:
                     response, tries = await call_with_retries(
-                        lambda: call.model.complete(call.request), policy, rng=self.rng
+                        lambda: call.model.complete(request), policy, rng=self.rng
                     )
                 except ModelCallError as exc:
                     tries, error = exc.tries, str(exc)
@@ -259,7 +318,38 @@ class Engine:
                 cost = call.price.cost(response.tokens_in, response.tokens_out)
                 summary.cost_usd += cost
             committed += cost - estimate
-            writer.put(call, response, error)
+            return response, error
+
+        async def one(call: Call) -> None:
+            response, error = await ask(call, call.request)
+            if error is _OVER_BUDGET:
+                summary.not_started += 1 + len(twins.get(call.key, ()))
+                return
+            fresh = (call.key, response) if response is not None else None
+            answers = [response] if response is not None else []
+            earlier: list[tuple[str, str]] = []
+            request = call.request
+            while response is not None and call.check is not None:
+                problem = call.check.problem(response.text)
+                if problem is None or len(earlier) >= call.check.reasks:
+                    break
+                earlier.append((response.text, problem))
+                request = request.follow_up(response.text, call.check.message(problem))
+                key = request.call_hash(call.model.provider, call.model.model)
+                summary.reasks += 1
+                hit = (await asyncio.to_thread(_cached_answers, self.store, [key])).get(key)
+                if hit is not None and _usable(call, hit):
+                    response, fresh = hit, None
+                else:
+                    response, error = await ask(call, request)
+                    fresh = (key, response) if response is not None else None
+                if response is not None:
+                    answers.append(response)
+                elif error is _OVER_BUDGET:
+                    error = "the budget ran out before the refused answer could be asked again"
+            if earlier and response is not None:
+                response = _merged(answers, earlier)
+            writer.put(call, response, error, fresh)
             for twin in twins.get(call.key, ()):  # the same request asked twice in one run
                 writer.put(twin, response and response.model_copy(update={"cached": True}), error)
 
@@ -271,7 +361,7 @@ class Engine:
             try:
                 for call in ordered:
                     hit = cached.get(call.key)
-                    if hit is not None:
+                    if hit is not None and _usable(call, hit):
                         summary.cached += 1
                         writer.put(call, hit, None)
                     elif call.key in fresh:

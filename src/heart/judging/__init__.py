@@ -1,19 +1,28 @@
 """Judging: the HEART rubric prompt, the strict verdict schema, the pair design, LLM judges."""
 
+from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._llm import (
+    JudgingPlan,
     JudgingSummary,
     judge_pairs,
     judge_request,
     judgment_id,
     plan_judging,
+    schedule_for,
+    verdict_check,
+    verdict_problem,
 )
 from heart.judging._pairs import build_pairs, pair_id, seeded_order
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, Verdict, parse_verdict
 
 __all__ = [
     "VERDICT_SCHEMA",
+    "EnsembleJudge",
     "InvalidVerdict",
+    "JudgingPlan",
     "JudgingSummary",
+    "PairFamilies",
+    "Schedule",
     "Verdict",
     "build_pairs",
     "judge_pairs",
@@ -22,5 +31,9 @@ __all__ = [
     "pair_id",
     "parse_verdict",
     "plan_judging",
+    "schedule_for",
+    "schedule_judges",
     "seeded_order",
+    "verdict_check",
+    "verdict_problem",
 ]

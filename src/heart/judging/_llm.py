@@ -1,27 +1,33 @@
-"""The LLM judging stage: each judge gives a strict-JSON verdict on every pair it has not judged."""
+"""The LLM judging stage: each scheduled judge gives a strict-JSON verdict on its pairs.
+
+An answer that fails validation is asked again with the validation error; one still invalid is
+stored as failed with its raw text and never counted.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from heart.config import JudgeSpec
-from heart.engine import Call, RunSummary, run_calls
+from heart.engine import Call, Check, RunSummary, run_calls
 from heart.items import item_from_row
+from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
 from heart.models import ChatModel, ChatRequest, ChatResponse, make_chat_model
-from heart.prompts import Prompt
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, now_iso
+from heart.prompts import Prompt, load_prompt
+from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, SystemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
 from heart.types import Item, stable_id
 
 JUDGE_PROMPT = "judge-heart"
+REASK_PROMPT = "reask"
 
 
 def judgment_id(pair_id: str, judge: str, order: str) -> str:
@@ -43,6 +49,25 @@ def judge_request(
     return ChatRequest.prompted(prompt.text, user, spec.model, json_schema=VERDICT_SCHEMA)
 
 
+def verdict_problem(text: str) -> str | None:
+    """What makes ``text`` an invalid verdict, or None when it is valid."""
+    try:
+        parse_verdict(text)
+    except InvalidVerdict as exc:
+        return str(exc)
+    return None
+
+
+def verdict_check(reasks: int) -> Check:
+    """Validate every verdict; ask again ``reasks`` times with the validation error."""
+    template = load_prompt(REASK_PROMPT).text
+    return Check(
+        problem=verdict_problem,
+        message=lambda problem: template.replace("{problem}", problem),
+        reasks=reasks,
+    )
+
+
 def _to_pair_terms(shown: str, order: str) -> str:
     """A/B as shown → a/b of the pair; ``none`` stays."""
     if shown == "none":
@@ -61,6 +86,7 @@ def _recorder(
         )
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         row.raw = response.text if response else None
+        row.refused = [{"answer": a, "problem": p} for a, p in response.earlier] if response else []
         row.winner, row.strength, row.axes, row.rationale = None, None, {}, ""
         if response is not None:
             row.latency_ms = response.latency_ms
@@ -69,7 +95,8 @@ def _recorder(
             try:
                 verdict = parse_verdict(response.text)
             except InvalidVerdict as exc:
-                error = f"invalid verdict: {exc}"
+                asks = 1 + len(response.earlier)
+                error = f"invalid verdict after {asks} ask{'s' * (asks > 1)}: {exc}"
             else:
                 row.winner = _to_pair_terms(verdict.winner, order)
                 row.strength = verdict.strength
@@ -86,29 +113,76 @@ def _recorder(
 
 
 @dataclass
+class JudgingPlan:
+    """The calls still missing, and what the schedule could not cover."""
+
+    calls: list[Call]
+    already_done: int
+    schedule: Schedule
+    orders: tuple[str, ...]
+    loads: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class JudgingSummary:
     model_calls: RunSummary
-    already_done: int
+    plan: JudgingPlan
+
+    @property
+    def already_done(self) -> int:
+        return self.plan.already_done
 
 
-def plan_judging(study: Study) -> tuple[list[Call], int]:
-    """The judge calls still missing (a valid verdict per pair, judge and order), and how many
-    verdicts are already stored."""
-    prompt = study.use_prompt(JUDGE_PROMPT)
-    orders = ("ab", "ba") if study.config.pairs.both_orders else ("ab",)
+def schedule_for(study: Study) -> tuple[Schedule, list[PairRow]]:
+    """The ensemble's schedule over every stored pair, keeping judges that already rated one."""
+    config = study.config
+    with study.store.session() as session:
+        families = dict(session.execute(select(SystemRow.name, SystemRow.family)).all())
+        system_of = dict(session.execute(select(CompletionRow.id, CompletionRow.system)).all())
+        pairs = list(session.scalars(select(PairRow).order_by(PairRow.item_id, PairRow.id)))
+        rated: dict[str, set[str]] = {}
+        for pid, judge in session.execute(
+            select(JudgmentRow.pair_id, JudgmentRow.judge).where(JudgmentRow.status == "ok")
+        ):
+            rated.setdefault(pid, set()).add(judge)
+    schedule = schedule_judges(
+        [
+            PairFamilies(p.id, (families[system_of[p.a_id]], families[system_of[p.b_id]]))
+            for p in pairs
+        ],
+        [EnsembleJudge(j.name, j.family) for j in config.judges],
+        per_pair=config.judging.judges_per_pair,
+        own_family=config.judging.own_family,
+        seed=config.seed,
+        kept=rated,
+    )
+    return schedule, pairs
+
+
+def plan_judging(study: Study) -> JudgingPlan:
+    """The judge calls still missing (a valid verdict per scheduled pair, judge and order)."""
+    config = study.config
+    prompt = study.use_prompt(JUDGE_PROMPT, config.judging.prompt_version)
+    study.use_prompt(REASK_PROMPT)
+    check = verdict_check(config.judging.reasks)
+    orders = ("ab", "ba") if config.pairs.both_orders else ("ab",)
+    schedule, pairs = schedule_for(study)
     with study.store.session() as session:
         items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
-        texts = {r.id: r.text for r in session.scalars(select(CompletionRow))}
-        pairs = list(session.scalars(select(PairRow).order_by(PairRow.item_id, PairRow.id)))
+        texts = dict(session.execute(select(CompletionRow.id, CompletionRow.text)).all())
         done = {
             (r.pair_id, r.judge, r.order)
             for r in session.scalars(select(JudgmentRow).where(JudgmentRow.status == "ok"))
         }
     calls: list[Call] = []
-    for judge in study.config.judges:
+    loads = {judge.name: 0 for judge in config.judges}
+    for judge in config.judges:
         model: ChatModel | None = None
         for pair in pairs:
+            if judge.name not in schedule.judges.get(pair.id, ()):
+                continue
             for order in orders:
+                loads[judge.name] += 1
                 if (pair.id, judge.name, order) in done:
                     continue
                 model = model or make_chat_model(judge.model)
@@ -123,15 +197,16 @@ def plan_judging(study: Study) -> tuple[list[Call], int]:
                         group=f"{judge.name}/{pair.item_id}/{pair.id}/{order}",
                         on_result=_recorder(pair, judge, order, prompt, key),
                         price=judge.model.price,
+                        check=check,
                     )
                 )
-    return calls, len(done)
+    return JudgingPlan(calls, len(done), schedule, orders, loads)
 
 
 def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:
-    """Ask every configured LLM judge for every pair (and order) it has no valid verdict on."""
-    calls, already_done = plan_judging(study)
+    """Ask every scheduled LLM judge for every pair (and order) it has no valid verdict on."""
+    plan = plan_judging(study)
     summary = asyncio.run(
-        run_calls(calls, study.store, label="judge", console=console, spec=study.config.engine)
+        run_calls(plan.calls, study.store, label="judge", console=console, spec=study.config.engine)
     )
-    return JudgingSummary(model_calls=summary, already_done=already_done)
+    return JudgingSummary(model_calls=summary, plan=plan)

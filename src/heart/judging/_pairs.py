@@ -1,15 +1,23 @@
-"""The pair design: which completions of an item are compared, and in which A/B order."""
+"""The pair design: which completions of an item are compared, and in which A/B order.
+
+Every design works on completions, so the human pool's three replies per item take part like
+any system's. Pairs only ever grow: a rerun, a new system or new items add pairs and never
+replace stored ones, so judgments already made stay valid.
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 
 from sqlalchemy import select
 
 from heart.config import PairDesign, PairsSpec
 from heart.store import CompletionRow, PairRow, Store
 from heart.types import sha256_hex, stable_id
+
+Completion = tuple[str, str]  # (completion id, system)
 
 
 def pair_id(item_id: str, first: str, second: str) -> str:
@@ -18,40 +26,116 @@ def pair_id(item_id: str, first: str, second: str) -> str:
     return stable_id("pr-", item_id, lo, hi)
 
 
+def _coin(seed: int, *parts: str) -> int:
+    """A deterministic 32-bit draw from the seed and ``parts``."""
+    return int(sha256_hex("\x1f".join((str(seed), *parts)))[:8], 16)
+
+
 def seeded_order(seed: int, item_id: str, first: str, second: str) -> tuple[str, str]:
     """The (A, B) order of a pair: a fair coin from the seed and the pair, so reruns agree."""
     lo, hi = sorted((first, second))
-    flip = int(sha256_hex(f"{seed}\x1f{pair_id(item_id, lo, hi)}")[:8], 16) & 1
+    flip = _coin(seed, pair_id(item_id, lo, hi)) & 1
     return (hi, lo) if flip else (lo, hi)
+
+
+def _candidates(completions: list[Completion]) -> list[tuple[Completion, Completion]]:
+    """Every pair of completions from two different systems (two replies of one system say
+    nothing about its rating)."""
+    return [(x, y) for x, y in itertools.combinations(completions, 2) if x[1] != y[1]]
+
+
+def _system_pair(x: Completion, y: Completion) -> tuple[str, str]:
+    lo, hi = sorted((x[1], y[1]))
+    return (lo, hi)
+
+
+def _sampled(
+    by_item: dict[str, list[Completion]],
+    stored: dict[str, set[tuple[str, str]]],
+    per_item: int,
+    seed: int,
+) -> Iterable[tuple[str, Completion, Completion]]:
+    """``per_item`` pairs per item, chosen greedily so every pair of systems is compared about
+    equally often over the study and every system appears about equally often; stored pairs
+    count first."""
+    pair_uses: Counter[tuple[str, str]] = Counter()
+    system_uses: Counter[str] = Counter()
+    systems = {item: dict(completions) for item, completions in by_item.items()}
+    for item_id, ids in stored.items():
+        for a, b in ids:
+            if a in systems.get(item_id, {}) and b in systems[item_id]:
+                x, y = (a, systems[item_id][a]), (b, systems[item_id][b])
+                pair_uses[_system_pair(x, y)] += 1
+                system_uses.update((x[1], y[1]))
+    for item_id in sorted(by_item, key=lambda i: (_coin(seed, "item", i), i)):
+        have = {pair_id(item_id, a, b) for a, b in stored.get(item_id, set())}
+        pool = [
+            (x, y)
+            for x, y in _candidates(by_item[item_id])
+            if pair_id(item_id, x[0], y[0]) not in have
+        ]
+        for _ in range(max(0, per_item - len(have))):
+            if not pool:
+                break
+            best = min(
+                pool,
+                key=lambda p: (
+                    pair_uses[_system_pair(*p)],
+                    system_uses[p[0][1]] + system_uses[p[1][1]],
+                    _coin(seed, pair_id(item_id, p[0][0], p[1][0])),
+                ),
+            )
+            pool.remove(best)
+            pair_uses[_system_pair(*best)] += 1
+            system_uses.update((best[0][1], best[1][1]))
+            yield item_id, best[0], best[1]
+
+
+def _designed(
+    spec: PairsSpec,
+    by_item: dict[str, list[Completion]],
+    stored: dict[str, set[tuple[str, str]]],
+    seed: int,
+) -> Iterable[tuple[str, Completion, Completion]]:
+    """The pairs ``spec`` asks for, stored ones included."""
+    if spec.design is PairDesign.SAMPLED:
+        assert spec.per_item is not None  # the config requires it
+        yield from _sampled(by_item, stored, spec.per_item, seed)
+        return
+    for item_id, completions in sorted(by_item.items()):
+        for x, y in _candidates(completions):
+            if spec.design is PairDesign.BASELINE and spec.baseline not in (x[1], y[1]):
+                continue
+            yield item_id, x, y
 
 
 def build_pairs(store: Store, spec: PairsSpec, seed: int) -> int:
     """Add every pair the design asks for that is not stored yet; returns how many were added.
 
-    Pairs join completions of different systems only (two replies by the same system say nothing
-    about its rating); failed completions take no part until they succeed.
+    Failed completions take no part until they succeed.
     """
-    if spec.design is not PairDesign.ALL:
-        raise NotImplementedError(f"pair design {spec.design.value!r}")
     with store.session() as session:
-        by_item: dict[str, list[CompletionRow]] = defaultdict(list)
-        for row in session.scalars(
-            select(CompletionRow).where(CompletionRow.status == "ok").order_by(CompletionRow.id)
+        by_item: dict[str, list[Completion]] = defaultdict(list)
+        for cid, item_id, system in session.execute(
+            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
+            .where(CompletionRow.status == "ok")
+            .order_by(CompletionRow.id)
         ):
-            by_item[row.item_id].append(row)
-        existing = set(session.scalars(select(PairRow.id)))
+            by_item[item_id].append((cid, system))
+        stored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        existing: set[str] = set()
+        for pid, item_id, a, b in session.execute(
+            select(PairRow.id, PairRow.item_id, PairRow.a_id, PairRow.b_id)
+        ):
+            stored[item_id].add((a, b))
+            existing.add(pid)
         added = 0
-        for item_id, completions in sorted(by_item.items()):
-            for x, y in itertools.combinations(completions, 2):
-                if x.system == y.system:
-                    continue
-                pid = pair_id(item_id, x.id, y.id)
-                if pid in existing:
-                    continue
-                a, b = seeded_order(seed, item_id, x.id, y.id)
-                session.add(
-                    PairRow(id=pid, item_id=item_id, a_id=a, b_id=b, design=spec.design.value)
-                )
-                existing.add(pid)
-                added += 1
+        for item_id, x, y in _designed(spec, by_item, stored, seed):
+            pid = pair_id(item_id, x[0], y[0])
+            if pid in existing:
+                continue
+            a, b = seeded_order(seed, item_id, x[0], y[0])
+            session.add(PairRow(id=pid, item_id=item_id, a_id=a, b_id=b, design=spec.design.value))
+            existing.add(pid)
+            added += 1
     return added

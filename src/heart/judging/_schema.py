@@ -1,28 +1,28 @@
-"""The judge's strict output: a JSON schema (enums only, as grammars honour) and its validator."""
+"""The judge's strict output: a JSON schema (enums only, as grammars honour) and its validator.
+
+Each axis is answered with one short code, ``A1``…``A5``, ``B1``…``B5`` or ``none``: the better
+reply and its edge in a single token or two, which keeps constrained decoding fast.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from heart.types import Axis
 
 STRENGTHS = [1, 2, 3, 4, 5]
+AXIS_CODES = ["none", *(f"{side}{n}" for side in "AB" for n in STRENGTHS)]
 RATIONALE_CHARS = 160  # short enough that a grammar closes the string within the token cap
-
-
-def _axis_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "winner": {"type": "string", "enum": ["A", "B", "none"]},
-            "strength": {"type": "integer", "enum": [0, *STRENGTHS]},
-        },
-        "required": ["winner", "strength"],
-        "additionalProperties": False,
-    }
 
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -32,7 +32,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
         "strength": {"type": "integer", "enum": STRENGTHS},
         "axes": {
             "type": "object",
-            "properties": {axis.value: _axis_schema() for axis in Axis},
+            "properties": {axis.value: {"type": "string", "enum": AXIS_CODES} for axis in Axis},
             "required": [axis.value for axis in Axis],
             "additionalProperties": False,
         },
@@ -55,6 +55,15 @@ class AxisVerdict(BaseModel):
         return self
 
 
+def _axis_from_code(code: Any) -> Any:
+    """``"A3"`` → winner A, strength 3; ``"none"`` → no winner, strength 0."""
+    if not isinstance(code, str) or code not in AXIS_CODES:
+        raise ValueError(f"expected one of {', '.join(AXIS_CODES)}, got {code!r}")
+    if code == "none":
+        return {"winner": "none", "strength": 0}
+    return {"winner": code[0], "strength": int(code[1])}
+
+
 class Verdict(BaseModel):
     """A judge's validated answer, in the terms of the order it was shown (A = shown first)."""
 
@@ -63,6 +72,13 @@ class Verdict(BaseModel):
     strength: int = Field(ge=1, le=5)
     axes: dict[Axis, AxisVerdict]
     rationale: str = Field(max_length=2000)
+
+    @field_validator("axes", mode="before")
+    @classmethod
+    def _codes(cls, axes: Any) -> Any:
+        if not isinstance(axes, dict):
+            return axes
+        return {key: _axis_from_code(code) for key, code in axes.items()}
 
     @model_validator(mode="after")
     def _all_axes(self) -> Verdict:

@@ -40,6 +40,18 @@ class ChatRequest(BaseModel):
             **options,
         )
 
+    def follow_up(self, answer: str, message: str) -> ChatRequest:
+        """This conversation continued: the model's ``answer``, then a new user ``message``."""
+        return self.model_copy(
+            update={
+                "messages": (
+                    *self.messages,
+                    Message(role="assistant", content=answer),
+                    Message(role="user", content=message),
+                )
+            }
+        )
+
     def call_hash(self, provider: str, model: str) -> str:
         """The cache and resume key of this request sent to ``provider``/``model``."""
         request = self.model_dump(mode="json", exclude={"stream"})
@@ -59,6 +71,9 @@ class ChatResponse(BaseModel):
     latency_ms: float = 0.0
     finish_reason: str | None = None
     cached: bool = Field(False, description="served from the store's call cache")
+    earlier: tuple[tuple[str, str], ...] = Field(
+        (), description="(answer, problem) of each earlier answer the stage's check refused"
+    )
 
 
 class ChatModel(Protocol):

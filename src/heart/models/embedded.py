@@ -9,6 +9,7 @@ import importlib.util
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,15 @@ def embedded_model_path() -> Path:
 
 _LOADED: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
+# Every llama.cpp call runs on this one thread: its OpenMP team is made once and reused, where
+# calls hopping between pool threads would start new teams that spin against each other.
+_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
 
 
 @atexit.register
 def _close_loaded() -> None:
     """Free llama.cpp models before the interpreter tears down the library they live in."""
+    _WORKER.shutdown(wait=True)
     while _LOADED:
         _LOADED.popitem()[1][0].close()
 
@@ -138,7 +143,7 @@ class EmbeddedModel:
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        return await asyncio.to_thread(self._run, request)
+        return await asyncio.get_running_loop().run_in_executor(_WORKER, self._run, request)
 
     async def aclose(self) -> None:
         return None

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from heart.errors import ConfigError
 from heart.types import sha256_hex
 
 _HERE = Path(__file__).parent
@@ -25,5 +26,8 @@ class Prompt:
 def load_prompt(name: str, version: str = "v1") -> Prompt:
     """The template file ``<name>.<version>.txt`` of this package."""
     path = _HERE / f"{name}.{version}.txt"
+    if not path.is_file():
+        shipped = sorted(p.name.removesuffix(".txt") for p in _HERE.glob(f"{name}.v*.txt"))
+        raise ConfigError(f"no prompt template {path.name}; shipped versions: {shipped}")
     text = path.read_text(encoding="utf-8")
     return Prompt(name=name, version=version, text=text, hash=sha256_hex(text))

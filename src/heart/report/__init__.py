@@ -5,6 +5,7 @@ from heart.report._render import (
     board_warning,
     render_html,
     render_markdown,
+    terminal_audit,
     terminal_table,
     write_report,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "gather_facts",
     "render_html",
     "render_markdown",
+    "terminal_audit",
     "terminal_table",
     "write_report",
 ]

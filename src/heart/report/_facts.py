@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from sqlalchemy import Row, func, select
 
 from heart.analyses import (
+    JudgeAudit,
     Leaderboard,
-    PositionCheck,
+    audit_judges,
     build_leaderboard,
     load_comparisons,
-    position_checks,
+    verdict_counts,
 )
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, SystemRow
 from heart.study import Study
@@ -29,7 +30,7 @@ class StudyFacts:
     prompts: list[tuple[str, str, str]]  # name, version, hash
     families: dict[str, str]
     board: Leaderboard | None
-    position: list[PositionCheck] = field(default_factory=list)
+    audit: list[JudgeAudit] = field(default_factory=list)
 
 
 def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]:
@@ -84,5 +85,5 @@ def gather_facts(study: Study) -> StudyFacts:
         prompts=prompts,
         families=families,
         board=board,
-        position=position_checks(comparisons) if len(comparisons) else [],
+        audit=audit_judges(comparisons, verdict_counts(study.store), study.config.ratings.level),
     )

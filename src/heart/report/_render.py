@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from heart.analyses import JudgeAudit, Share
 from heart.report._facts import StudyFacts
 from heart.types import Axis
 
@@ -76,33 +77,89 @@ def terminal_table(facts: StudyFacts) -> Table:
     return table
 
 
-def _position_lines(facts: StudyFacts) -> list[str]:
-    lines = []
-    for c in facts.position:
-        flag = (
-            " **UNRELIABLE: this judge favours the reply shown first; its verdicts say little "
-            "about the replies.**"
-            if c.flagged
-            else ""
-        )
-        lines.append(
-            f"- `{c.judge}`: the first-shown reply won {_pct(c.first_wins)} of {c.judgments} "
-            f"verdicts (95% CI {_pct(c.low)}–{_pct(c.high)}; an unbiased judge is near 50%).{flag}"
-        )
-    return lines
+AUDIT_HEADER = [
+    "judge",
+    "family",
+    "verdicts",
+    "flip rate (both orders)",
+    "first shown won",
+    "longer won",
+    "control won",
+    "own family won",
+    "re-asked",
+    "failed",
+    "audit",
+]
+
+
+def audit_verdict(audit: JudgeAudit) -> str:
+    """The audit's conclusion on one judge, in words."""
+    if audit.flagged:
+        return "UNRELIABLE: " + "; ".join(audit.problems) + "."
+    if audit.cautions:
+        return "Caution: " + "; ".join(audit.cautions) + "."
+    return "no problem found"
+
+
+def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
+    """One row per judge: its shares with intervals, its answer health, and the verdict."""
+
+    def share(s: Share | None) -> str:
+        return s.text() if s is not None else "–"
+
+    return [
+        [
+            a.judge,
+            a.family,
+            str(a.verdicts),
+            share(a.flip),
+            share(a.first_position),
+            share(a.longer),
+            share(a.control),
+            share(a.own_family),
+            str(a.counts.reasked),
+            str(a.counts.failed),
+            audit_verdict(a),
+        ]
+        for a in audits
+    ]
+
+
+AUDIT_NOTE = (
+    "Shares of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first "
+    "shown, longer and own family, and near 0% flip rate; the control should rarely win. Flip "
+    "rate needs pairs.both_orders: true, own family needs judging.own_family: allow. A judge is "
+    "flagged unreliable when the first-shown share is beyond 70/30 with its interval clear of "
+    "50%, or when the flip rate's interval lies above 25%."
+)
+
+
+def terminal_audit(audits: list[JudgeAudit]) -> Table:
+    """The judge audit for the terminal: one column per judge, unreliable ones in red, and each
+    judge's conclusion in the caption."""
+    table = Table(title="Judge audit (LLM judges)")
+    table.add_column("check")
+    for audit in audits:
+        table.add_column(audit.judge, style="bold red" if audit.flagged else None)
+    rows = [row[1:] for row in audit_rows(audits)]
+    for i, head in enumerate(AUDIT_HEADER[1:-1]):
+        table.add_row(head, *(row[i] for row in rows))
+    table.caption = "\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits)
+    table.caption_style = "bold"
+    return table
 
 
 def board_warning(facts: StudyFacts) -> str | None:
-    """What a reader must know before the numbers: which judges the position check flags."""
-    flagged = [c.judge for c in facts.position if c.flagged]
+    """What a reader must know before the numbers: which judges the audit flags."""
+    flagged = [a.judge for a in facts.audit if a.flagged]
     if not flagged:
         return None
-    if len(flagged) == len(facts.position):
+    if len(flagged) == len(facts.audit):
         return (
-            "Warning: every verdict on this board comes from judges flagged as unreliable in the "
-            "position check below; read it as a test of the pipeline, not as a ranking."
+            "Warning: every verdict on this board comes from judges the judge audit flags as "
+            "unreliable; read it as a test of the pipeline, not as a ranking."
         )
-    return f"Warning: judges {', '.join(flagged)} are flagged as unreliable below."
+    return f"Warning: the judge audit flags {', '.join(flagged)} as unreliable."
 
 
 def render_markdown(facts: StudyFacts) -> str:
@@ -131,8 +188,14 @@ def render_markdown(facts: StudyFacts) -> str:
         out.append("|" + "---|" * len(header))
         out += ["| " + " | ".join(r) + " |" for r in board_rows(facts)]
         out.append("")
-    out += ["## Judge position check", ""]
-    out += _position_lines(facts) or ["No LLM judgments yet."]
+    out += ["## Judge audit", ""]
+    if facts.audit:
+        out.append("| " + " | ".join(AUDIT_HEADER) + " |")
+        out.append("|" + "---|" * len(AUDIT_HEADER))
+        out += ["| " + " | ".join(r) + " |" for r in audit_rows(facts.audit)]
+        out += ["", AUDIT_NOTE]
+    else:
+        out.append("No LLM judgments yet.")
     out += ["", "## Study", ""]
     out += ["- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
     out += [f"- pairs: {facts.pairs}"]
@@ -179,15 +242,14 @@ def render_html(facts: StudyFacts) -> str:
             ]
             parts.append("<tr>" + "".join(cells) + "</tr>")
         parts.append("</tbody></table>")
-    parts.append("<h2>Judge position check</h2><ul>")
-    for c in facts.position:
-        cls = " class='flag'" if c.flagged else ""
-        verdict = " UNRELIABLE: favours the reply shown first." if c.flagged else ""
-        parts.append(
-            f"<li{cls}>{e(c.judge)}: first-shown reply won {_pct(c.first_wins)} of "
-            f"{c.judgments} (95% CI {_pct(c.low)}–{_pct(c.high)}).{verdict}</li>"
-        )
-    parts.append("</ul><h2>Study</h2>")
+    parts.append("<h2>Judge audit</h2><table id='judge-audit'><thead><tr>")
+    parts += [f"<th>{e(h)}</th>" for h in AUDIT_HEADER]
+    parts.append("</tr></thead><tbody>")
+    for audit, row in zip(facts.audit, audit_rows(facts.audit), strict=True):
+        cls = " class='flag'" if audit.flagged else ""
+        parts.append(f"<tr{cls}>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+    parts.append(f"</tbody></table><p>{e(AUDIT_NOTE)}</p>")
+    parts.append("<h2>Study</h2>")
     md = render_markdown(facts)
     study_part = md.split("## Study", 1)[1]
     parts.append(f"<pre>{e(study_part.strip())}</pre></body></html>")

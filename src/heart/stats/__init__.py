@@ -12,6 +12,7 @@ from heart.stats._bradley_terry import (
     fit_bradley_terry_batch,
 )
 from heart.stats._intervals import paper_interval, percentile_interval
+from heart.stats._proportions import wilson_interval
 from heart.stats._wins import overall_win_rate, win_matrix, win_rates
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "overall_win_rate",
     "paper_interval",
     "percentile_interval",
+    "wilson_interval",
     "win_matrix",
     "win_rates",
 ]

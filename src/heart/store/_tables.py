@@ -136,6 +136,7 @@ class JudgmentRow(Base):
     axes: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     rationale: Mapped[str] = mapped_column(Text, default="")
     raw: Mapped[str | None] = mapped_column(Text, nullable=True)
+    refused: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [{answer, problem}] re-asked
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     call_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)

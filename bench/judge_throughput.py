@@ -1,0 +1,182 @@
+"""Judging throughput with the embedded judge, in one run, on the same verdict prompts:
+
+* heart: the judging stage's calls through the engine (fresh store, nothing cached), dispatched
+  in heart's order, which keeps every item's prompts together;
+* bare: a plain llama-cpp-python loop over the same prompts in the same order;
+* unordered: the same bare loop with the prompts interleaved across items, so consecutive
+  prompts never share the conversation prefix llama.cpp could reuse.
+
+Each item's original reply and four other replies give the ten pairs of an all-pairs design
+with five systems. Items come from ESConv (``--esconv``, by default ../shared/data/esconv/
+hf_splits when it is there) or else from the bundled demo corpus.
+
+    .venv/bin/python bench/judge_throughput.py [--items 3] [--rounds 3] [--esconv PATH]
+
+Targets: heart/bare at least 0.95; ordered/unordered at least 2. Prints both ratios last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from heart.config import EngineSpec, JudgeSpec, JudgingSpec, ModelSpec  # noqa: E402
+from heart.models import ChatRequest  # noqa: E402
+
+REPLIES = [
+    "I'm really sorry you're going through this. That sounds so hard.",
+    "That sounds like a lot to carry. What part of it weighs on you most right now?",
+    "You have been holding this on your own for a while. Who else knows how you feel?",
+    "It makes sense to feel worn down. What would a small step this week look like?",
+]
+SHARED_ESCONV = ROOT.parent / "shared" / "data" / "esconv" / "hf_splits"
+
+
+def load_items(n_items: int, esconv: Path | None) -> tuple[str, list[Any]]:
+    """``n_items`` regular items from ESConv if given, else from the demo corpus."""
+    from heart.corpus import load_corpus
+    from heart.items import select_regular_items
+
+    if esconv is not None:
+        corpus = load_corpus(esconv)
+        source = f"ESConv ({esconv})"
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "demo.jsonl"
+            path.write_text(files("heart.demo").joinpath("esconv_demo.jsonl").read_text())
+            corpus = load_corpus(path)
+        source = "the demo corpus"
+    return source, select_regular_items(corpus.conversations, n_items=n_items, seed=0).items
+
+
+def verdict_requests(items: list[Any]) -> tuple[JudgeSpec, list[list[ChatRequest]]]:
+    """Per item, the judge's requests for all ten pairs of five replies (the original and
+    four others), in heart's order: one item's prompts together, pairs with the same first
+    reply back to back."""
+    import itertools
+
+    from heart.judging import judge_request
+    from heart.prompts import load_prompt
+
+    spec = JudgeSpec(
+        name="embedded-judge",
+        family="huggingface",
+        model=ModelSpec(provider="embedded", max_tokens=200),
+    )
+    prompt = load_prompt("judge-heart", JudgingSpec().prompt_version)
+    groups = []
+    for item in items:
+        replies = [item.reference, *REPLIES]
+        pairs = itertools.combinations(replies, 2)
+        groups.append([judge_request(item, a, b, prompt, spec) for a, b in pairs])
+    return spec, groups
+
+
+def _bare_kwargs(request: ChatRequest) -> dict[str, Any]:
+    return {
+        "messages": [m.model_dump() for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "response_format": {"type": "json_object", "schema": request.json_schema},
+    }
+
+
+def bare(llm: Any, requests: list[ChatRequest]) -> float:
+    """Seconds a plain loop over ``requests`` takes."""
+    start = time.perf_counter()
+    for request in requests:
+        llm.create_chat_completion(**_bare_kwargs(request))
+    return time.perf_counter() - start
+
+
+def through_heart(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
+    """Seconds heart's engine takes for ``requests``, with heart's verdict check (the store is
+    made before the clock starts)."""
+    from rich.console import Console
+
+    from heart.engine import Call, Engine
+    from heart.judging import verdict_check
+    from heart.models import make_chat_model
+    from heart.store import open_store
+
+    model = make_chat_model(spec.model)
+    check = verdict_check(JudgingSpec().reasks)
+    with tempfile.TemporaryDirectory() as folder:
+        store = open_store(f"sqlite:///{folder}/bench.db")
+        calls = [
+            Call(
+                model=model, request=r, group=f"{i:04d}", on_result=lambda _s, _r, e: e, check=check
+            )
+            for i, r in enumerate(requests)
+        ]
+        engine = Engine(store, EngineSpec(), Console(quiet=True))
+        start = time.perf_counter()
+        summary = asyncio.run(engine.run(calls, label="bench"))
+        elapsed = time.perf_counter() - start
+        store.close()
+    assert summary.failed == 0 and summary.reasks == 0, summary
+    return elapsed
+
+
+def prime(llm: Any, primer: ChatRequest) -> None:
+    """Leave llama.cpp's cache holding the rubric and an unrelated conversation, as it is when a
+    run moves on to a new item."""
+    kwargs = _bare_kwargs(primer) | {"max_tokens": 1}
+    kwargs.pop("response_format")
+    llm.create_chat_completion(**kwargs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--esconv", type=Path, default=None, help="ESConv file or folder")
+    args = parser.parse_args()
+    from heart.models.embedded import _load, embedded_model_path
+
+    esconv = args.esconv or (SHARED_ESCONV if SHARED_ESCONV.is_dir() else None)
+    source, items = load_items(args.items + 1, esconv)
+    spec, groups = verdict_requests(items)
+    primer, groups = groups[-1][0], groups[:-1]
+    unordered = [group[k] for k in range(len(groups[0])) for group in groups]
+    llm, _lock = _load(embedded_model_path(), spec.model.n_ctx)  # heart's own instance
+    n = sum(len(g) for g in groups)
+    rates: dict[str, list[float]] = {"bare": [], "heart": [], "unordered": []}
+    for r in range(args.rounds):
+        # items together: bare and heart take turns item by item (who goes first alternates),
+        # each starting from the same cache state, so drift in machine speed hits both alike
+        seconds = {"bare": 0.0, "heart": 0.0}
+        for i, group in enumerate(groups):
+            sides = ["bare", "heart"] if (i + r) % 2 == 0 else ["heart", "bare"]
+            for side in sides:
+                prime(llm, primer)
+                seconds[side] += bare(llm, group) if side == "bare" else through_heart(spec, group)
+        prime(llm, primer)
+        seconds["unordered"] = bare(llm, unordered)
+        for side, spent in seconds.items():
+            rates[side].append(n / spent * 60)
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}/min" for k, v in rates.items()),
+              flush=True)  # fmt: skip
+    bare_rate, heart_rate, unordered_rate = (statistics.median(v) for v in rates.values())
+    print(f"{n} verdict prompts per side ({args.items} items from {source}, "
+          "10 pairs each), embedded judge, median of the rounds")  # fmt: skip
+    print(f"bare loop, items together:  {bare_rate:.1f} judgments/min")
+    print(f"heart, items together:      {heart_rate:.1f} judgments/min")
+    print(f"bare loop, items mixed:     {unordered_rate:.1f} judgments/min")
+    print(f"ratio ordered/unordered: {bare_rate / unordered_rate:.3f}")
+    print(f"ratio heart/bare: {heart_rate / bare_rate:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""The judge audit: per judge, how its verdicts lean on things that should not matter.
+
+For each judge: the flip rate (pairs seen in both A/B orders whose winner changed), the share of
+verdicts won by the reply shown first, by the longer reply, by the generic-warmth control, and by
+the judge's own family where it rated its own family. Each share carries a Wilson interval. A
+judge is flagged unreliable when its flip rate or position preference says its verdicts track
+the order of presentation rather than the replies; other leanings are listed as cautions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import select
+
+from heart.analyses._comparisons import Comparisons
+from heart.stats import wilson_interval
+from heart.store import JudgeRow, JudgmentRow, Store
+from heart.types import SystemKind
+
+POSITION_LIMIT = 0.70  # first-shown share beyond 70/30 (interval clear of 1/2) → unreliable
+FLIP_LIMIT = 0.25  # flip rate whose interval lies above 25% → unreliable
+LEANING_LIMIT = 0.70  # longer-reply or own-family share beyond 70% (interval clear of 1/2)
+
+
+@dataclass(frozen=True)
+class Share:
+    """``hits`` of ``n`` verdicts, with the Wilson interval of the share."""
+
+    hits: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.n if self.n else float("nan")
+
+    def text(self) -> str:
+        """Like ``83% [70–92%] of 36``."""
+        if not self.n:
+            return "–"
+        return f"{100 * self.value:.0f}% [{100 * self.low:.0f}–{100 * self.high:.0f}%] of {self.n}"
+
+
+def _share(hits: int, n: int, level: float) -> Share | None:
+    if n == 0:
+        return None
+    low, high = wilson_interval(hits, n, level)
+    return Share(hits, n, low, high)
+
+
+@dataclass(frozen=True)
+class VerdictCounts:
+    """What became of a judge's answers: valid, failed, and valid only after a re-ask."""
+
+    ok: int = 0
+    failed: int = 0
+    reasked: int = 0
+
+
+@dataclass(frozen=True)
+class JudgeAudit:
+    judge: str
+    family: str
+    verdicts: int
+    first_position: Share | None
+    flip: Share | None
+    longer: Share | None
+    control: Share | None
+    own_family: Share | None
+    counts: VerdictCounts
+    problems: tuple[str, ...]  # why the judge is unreliable
+    cautions: tuple[str, ...]  # leanings worth knowing
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.problems)
+
+
+def _clear_of_half(share: Share | None, limit: float) -> bool:
+    """The share is beyond ``limit`` (either way) and its interval excludes one half."""
+    if share is None:
+        return False
+    beyond = share.value >= limit or share.value <= 1 - limit
+    return beyond and (share.low > 0.5 or share.high < 0.5)
+
+
+def _flip_share(
+    comparisons: Comparisons, rows: npt.NDArray[np.bool_], level: float
+) -> Share | None:
+    """Pairs the judge saw in both orders, and how many changed winner."""
+    by_pair: dict[int, dict[bool, int]] = {}
+    for pair, order_ab, outcome in zip(
+        comparisons.pair[rows], comparisons.order_ab[rows], comparisons.outcome[rows], strict=True
+    ):
+        by_pair.setdefault(int(pair), {})[bool(order_ab)] = int(outcome)
+    both = [seen for seen in by_pair.values() if len(seen) == 2]
+    return _share(sum(seen[True] != seen[False] for seen in both), len(both), level)
+
+
+def audit_judges(
+    comparisons: Comparisons,
+    counts: dict[str, VerdictCounts] | None = None,
+    level: float = 0.95,
+) -> list[JudgeAudit]:
+    """The audit of every judge in ``comparisons`` (ties take no part in the shares)."""
+    counts = counts or {}
+    a_won = comparisons.outcome == 0
+    decided = comparisons.outcome != 2
+    kinds = np.asarray([*comparisons.system_kinds, ""], dtype=object)
+    families = np.asarray([*comparisons.system_families, ""], dtype=object)
+    kind_a, kind_b = kinds[comparisons.a], kinds[comparisons.b]
+    family_a, family_b = families[comparisons.a], families[comparisons.b]
+    control = SystemKind.CONTROL.value
+    audits = []
+    for j, judge in enumerate(comparisons.judges):
+        mine = (comparisons.judge == j) & decided
+        first = _share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
+        flip = _flip_share(comparisons, comparisons.judge == j, level)
+
+        differ = mine & (comparisons.length_a != comparisons.length_b)
+        longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
+        longer = _share(int(longer_won[differ].sum()), int(differ.sum()), level)
+
+        vs_control = mine & ((kind_a == control) != (kind_b == control))
+        control_won = np.where(kind_a == control, a_won, ~a_won)
+        control_share = _share(int(control_won[vs_control].sum()), int(vs_control.sum()), level)
+
+        fam = comparisons.judge_families[j]
+        own_a, own_b = family_a == fam, family_b == fam
+        one_own = mine & (own_a != own_b)
+        own_won = np.where(own_a, a_won, ~a_won)
+        own = _share(int(own_won[one_own].sum()), int(one_own.sum()), level)
+
+        problems, cautions = [], []
+        if first is not None and _clear_of_half(first, POSITION_LIMIT):
+            side = "first" if first.value > 0.5 else "second"
+            problems.append(f"the reply shown {side} won {first.text()} verdicts")
+        if flip is not None and flip.low > FLIP_LIMIT:
+            problems.append(f"its winner changed when the order was swapped in {flip.text()} pairs")
+        if _clear_of_half(longer, LEANING_LIMIT) and longer is not None:
+            side = "longer" if longer.value > 0.5 else "shorter"
+            cautions.append(f"prefers the {side} reply ({longer.text()})")
+        if control_share is not None and control_share.low > 0.5:
+            cautions.append(
+                f"prefers the generic-warmth control to real replies ({control_share.text()})"
+            )
+        if own is not None and own.value >= LEANING_LIMIT and own.low > 0.5:
+            cautions.append(f"prefers its own family's replies ({own.text()})")
+        audits.append(
+            JudgeAudit(
+                judge=judge,
+                family=fam,
+                verdicts=int(mine.sum()),
+                first_position=first,
+                flip=flip,
+                longer=longer,
+                control=control_share,
+                own_family=own,
+                counts=counts.get(judge, VerdictCounts()),
+                problems=tuple(problems),
+                cautions=tuple(cautions),
+            )
+        )
+    return audits
+
+
+def verdict_counts(store: Store, *, source: str = "llm") -> dict[str, VerdictCounts]:
+    """Per judge of ``source``: valid verdicts, failed ones, and valid ones that needed a re-ask."""
+    tally: dict[str, Counter[str]] = {}
+    with store.session() as session:
+        rows = session.execute(
+            select(JudgmentRow.judge, JudgmentRow.status, JudgmentRow.refused)
+            .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+            .where(JudgeRow.source == source)
+        )
+        for judge, status, refused in rows:
+            counter = tally.setdefault(judge, Counter())
+            counter[status] += 1
+            if status == "ok" and refused:
+                counter["reasked"] += 1
+    return {
+        judge: VerdictCounts(ok=c["ok"], failed=c["failed"], reasked=c["reasked"])
+        for judge, c in tally.items()
+    }

@@ -1,0 +1,85 @@
+"""The judge audit on hand-built judgments: every share and flag checked by hand, every interval
+against statsmodels' Wilson interval."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+from statsmodels.stats.proportion import proportion_confint
+
+from heart.analyses import audit_judges, load_comparisons, verdict_counts
+from heart.stats import wilson_interval
+from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, SystemRow
+
+from ..rows import seed_study
+
+ITEMS = 10
+TEXTS = {"s1": "one two three four five", "s2": "one two", "warm": "so sorry, really"}
+SHOWN = [("s1", "s2"), ("warm", "s1"), ("s2", "warm")]  # stored a/b of the three pairs per item
+RANK = ["s1", "s2", "warm"]
+
+
+def _build(store: Store) -> None:
+    seed_study(store, ["s1", "s2", "warm"], items=ITEMS, completions=True, judges=["j", "k"])
+    with store.session() as s:
+        s.get(SystemRow, "warm").kind = "control"
+        s.get(JudgeRow, "k").family = "s1"  # k shares s1's family (own_family: allow)
+        for c in list(s.scalars(select(CompletionRow))):
+            c.text = TEXTS[c.system]
+        for i in range(ITEMS):
+            for a, b in SHOWN:
+                pid = f"p{i}{a}{b}"
+                s.add(PairRow(id=pid, item_id=f"i{i}", a_id=f"cp-{i}-{a}", b_id=f"cp-{i}-{b}",
+                              design="all"))  # fmt: skip
+                s.flush()
+                for order in ("ab", "ba"):
+                    # j: whatever is shown first wins; k: the better system, in any order
+                    j_winner = "a" if order == "ab" else "b"
+                    k_winner = "a" if RANK.index(a) < RANK.index(b) else "b"
+                    for judge, winner in (("j", j_winner), ("k", k_winner)):
+                        s.add(
+                            JudgmentRow(
+                                id=f"{pid}{judge}{order}", pair_id=pid, judge=judge, order=order,
+                                status="ok", winner=winner, strength=2, axes={}, rationale="",
+                                refused=[{"answer": "x", "problem": "y"}] if i == 0 else [],
+                                created_at="x",
+                            )
+                        )  # fmt: skip
+        s.add(JudgmentRow(id="bad", pair_id="p0s1s2", judge="j", order="xx", status="failed",
+                          raw="nope", created_at="x"))  # fmt: skip
+
+
+def test_shares_flags_and_intervals(store: Store) -> None:
+    _build(store)
+    audits = {a.judge: a for a in audit_judges(load_comparisons(store), verdict_counts(store))}
+    j, k = audits["j"], audits["k"]
+    n = ITEMS * 3 * 2
+    assert j.verdicts == k.verdicts == n
+
+    assert j.first_position is not None and j.first_position.hits == n
+    assert j.flip is not None and (j.flip.hits, j.flip.n) == (ITEMS * 3, ITEMS * 3)
+    assert j.flagged and len(j.problems) == 2
+    assert "shown first won 100%" in j.problems[0]
+    assert j.own_family is None  # j's family has no replies here
+
+    assert k.first_position is not None and k.first_position.hits == n // 2
+    assert k.flip is not None and k.flip.hits == 0
+    assert not k.flagged
+    # s1 (5 words) beats s2 (2) and warm (3); s2 (2) beats warm (3): the longer wins 2 of 3
+    assert k.longer is not None and (k.longer.hits, k.longer.n) == (2 * n // 3, n)
+    assert k.control is not None and (k.control.hits, k.control.n) == (0, 2 * n // 3)
+    assert k.own_family is not None and (k.own_family.hits, k.own_family.n) == (2 * n // 3,) * 2
+    assert any("own family" in c for c in k.cautions)
+
+    assert (j.counts.ok, j.counts.failed, j.counts.reasked) == (n, 1, 6)
+    for share in (j.first_position, k.longer, k.control, k.own_family):
+        assert share is not None
+        low, high = proportion_confint(share.hits, share.n, alpha=0.05, method="wilson")
+        assert (share.low, share.high) == pytest.approx((low, high), abs=1e-12)
+
+
+@pytest.mark.parametrize(("hits", "n"), [(0, 1), (3, 10), (37, 40), (500, 1000)])
+def test_wilson_interval_matches_statsmodels(hits: int, n: int) -> None:
+    for level in (0.9, 0.95, 0.99):
+        expected = proportion_confint(hits, n, alpha=1 - level, method="wilson")
+        assert wilson_interval(hits, n, level) == pytest.approx(expected, abs=1e-12)
