@@ -381,12 +381,30 @@ def judges_audit(study: StudyOption = Path(".")) -> None:
 
 
 @app.command()
-def leaderboard(study: StudyOption = Path(".")) -> None:
-    """Print the leaderboard in the terminal."""
+def leaderboard(
+    study: StudyOption = Path("."),
+    judges: Annotated[
+        str, typer.Option(help="Whose verdicts: 'llm' judges, 'human' raters, or 'all'.")
+    ] = "llm",
+    subset: Annotated[
+        str, typer.Option(help="Which items: 'all', 'regular' or 'adversarial'.")
+    ] = "all",
+) -> None:
+    """Print a leaderboard in the terminal (default: LLM judges, all items)."""
     from heart.report import gather_facts, terminal_table
 
+    if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):
+        raise HeartError(
+            f"--judges must be llm, human or all and --subset all, regular or adversarial; "
+            f"got --judges {judges} --subset {subset}"
+        )
     with _study(study) as s:
-        console.print(terminal_table(gather_facts(s)))
+        facts = gather_facts(s)
+    board = facts.find(judges, subset)
+    if board is None and facts.boards:
+        have = ", ".join(f"--judges {b.source} --subset {b.subset}" for b in facts.boards)
+        raise HeartError(f"this study has no board for --judges {judges} --subset {subset}; it has: {have}")
+    console.print(terminal_table(facts, board))
 
 
 @app.command()

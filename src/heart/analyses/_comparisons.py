@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,8 @@ from heart.store import (
 from heart.types import Axis
 
 AXIS_CODES = {"a": 0, "b": 1, "tie": 2, "none": 2}
+Source = Literal["llm", "human", "all"]
+Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -27,29 +30,39 @@ class Comparisons:
     """One row per valid judgment, in the pair's own a/b terms.
 
     ``outcome`` is 0 when a won, 1 when b won, 2 for a tie; ``axis_outcome[:, k]`` the same for
-    axis k ("none" counts as a tie); ``first_won`` whether the reply shown first won;
-    ``pair`` numbers the pairs (the same number in both orders); ``order_ab`` whether a was
-    shown first.
+    axis k ("none" counts as a tie) and ``axis_strength[:, k]`` its strength (0 for none);
+    ``first_won`` whether the reply shown first won; ``pair`` numbers the pairs (the same number
+    in both orders); ``order_ab`` whether a was shown first. ``completion_a``/``completion_b``
+    index ``completions`` (ids), ``item`` indexes ``items``; per-item subsets and per-judge
+    sources, kinds and families sit beside their name lists.
     """
 
     systems: list[str]
     judges: list[str]
     conversations: list[str]
-    a: npt.NDArray[np.int64]
-    b: npt.NDArray[np.int64]
-    outcome: npt.NDArray[np.int64]
+    a: Ints
+    b: Ints
+    outcome: Ints
     strength: npt.NDArray[np.float64]
-    axis_outcome: npt.NDArray[np.int64]
-    judge: npt.NDArray[np.int64]
-    conversation: npt.NDArray[np.int64]
+    axis_outcome: Ints
+    judge: Ints
+    conversation: Ints
     first_won: npt.NDArray[np.bool_]
-    length_a: npt.NDArray[np.int64]
-    length_b: npt.NDArray[np.int64]
-    pair: npt.NDArray[np.int64]
+    length_a: Ints
+    length_b: Ints
+    pair: Ints
     order_ab: npt.NDArray[np.bool_]
     system_kinds: list[str]
     system_families: list[str]
     judge_families: list[str]
+    judge_sources: list[str]
+    items: list[str]
+    item: Ints
+    item_subsets: list[str]
+    completions: list[str]
+    completion_a: Ints
+    completion_b: Ints
+    axis_strength: npt.NDArray[np.float64]
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -63,57 +76,143 @@ class Comparisons:
         loser = np.where(b_won, self.a, self.b)
         return winner, loser, self.outcome == 2
 
+    def n_per_system(self) -> Ints:
+        """How many comparisons each system took part in."""
+        k = len(self.systems)
+        return np.bincount(self.a, minlength=k) + np.bincount(self.b, minlength=k)
 
-def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
-    """Every valid judgment from judges of ``source`` ("llm" or "human"), as arrays."""
+    def select(self, rows: npt.NDArray[np.bool_]) -> Comparisons:
+        """The comparisons of the masked rows, with every index renumbered to what remains."""
+        mask = np.asarray(rows, dtype=bool)
+        if mask.shape != self.a.shape:
+            raise ValueError(f"rows must mask the {len(self)} comparisons, got shape {mask.shape}")
+        s_kept, (a, b) = _compact(self.a[mask], self.b[mask])
+        j_kept, (judge,) = _compact(self.judge[mask])
+        c_kept, (conversation,) = _compact(self.conversation[mask])
+        i_kept, (item,) = _compact(self.item[mask])
+        cp_kept, (ca, cb) = _compact(self.completion_a[mask], self.completion_b[mask])
+        _, (pair,) = _compact(self.pair[mask])
+
+        def pick(values: list[str], kept: list[int]) -> list[str]:
+            return [values[i] for i in kept]
+
+        return replace(
+            self,
+            systems=pick(self.systems, s_kept),
+            judges=pick(self.judges, j_kept),
+            conversations=pick(self.conversations, c_kept),
+            items=pick(self.items, i_kept),
+            completions=pick(self.completions, cp_kept),
+            a=a,
+            b=b,
+            judge=judge,
+            conversation=conversation,
+            item=item,
+            completion_a=ca,
+            completion_b=cb,
+            pair=pair,
+            outcome=self.outcome[mask],
+            strength=self.strength[mask],
+            axis_outcome=self.axis_outcome[mask],
+            axis_strength=self.axis_strength[mask],
+            first_won=self.first_won[mask],
+            length_a=self.length_a[mask],
+            length_b=self.length_b[mask],
+            order_ab=self.order_ab[mask],
+            system_kinds=pick(self.system_kinds, s_kept),
+            system_families=pick(self.system_families, s_kept),
+            judge_families=pick(self.judge_families, j_kept),
+            judge_sources=pick(self.judge_sources, j_kept),
+            item_subsets=pick(self.item_subsets, i_kept),
+        )
+
+    def by_source(self, source: Source) -> Comparisons:
+        """Only the verdicts of LLM judges, of human raters, or (``all``) both."""
+        if source == "all":
+            return self
+        sources = np.asarray([*self.judge_sources, ""], dtype=object)
+        return self.select(sources[self.judge] == source)
+
+    def by_subset(self, subset: str) -> Comparisons:
+        """Only the comparisons on items of ``subset`` (``all``: every item)."""
+        if subset == "all":
+            return self
+        subsets = np.asarray([*self.item_subsets, ""], dtype=object)
+        return self.select(subsets[self.item] == subset)
+
+
+def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
+    """The sorted values ``indices`` use, and the arrays renumbered to positions among them."""
+    used = np.unique(np.concatenate(indices)).astype(np.int64)
+    lookup = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
+    lookup[used] = np.arange(used.size)
+    return used.tolist(), [lookup[i] for i in indices]
+
+
+def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
+    """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays."""
+    query = (
+        select(
+            JudgmentRow.judge,
+            JudgmentRow.order,
+            JudgmentRow.winner,
+            JudgmentRow.strength,
+            JudgmentRow.axes,
+            JudgmentRow.pair_id,
+            PairRow.a_id,
+            PairRow.b_id,
+            PairRow.item_id,
+            ItemRow.conversation_id,
+            ItemRow.subset,
+        )
+        .join(PairRow, PairRow.id == JudgmentRow.pair_id)
+        .join(ItemRow, ItemRow.id == PairRow.item_id)
+        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+        .where(JudgmentRow.status == "ok")
+        .order_by(JudgmentRow.id)
+    )
+    if source != "all":
+        query = query.where(JudgeRow.source == source)
     with store.session() as session:
-        rows = session.execute(
-            select(
-                JudgmentRow.judge,
-                JudgmentRow.order,
-                JudgmentRow.winner,
-                JudgmentRow.strength,
-                JudgmentRow.axes,
-                JudgmentRow.pair_id,
-                PairRow.a_id,
-                PairRow.b_id,
-                ItemRow.conversation_id,
-            )
-            .join(PairRow, PairRow.id == JudgmentRow.pair_id)
-            .join(ItemRow, ItemRow.id == PairRow.item_id)
-            .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
-            .where(JudgmentRow.status == "ok", JudgeRow.source == source)
-            .order_by(JudgmentRow.id)
-        ).all()
+        rows = session.execute(query).all()
         completions = {
-            r.id: (r.system, len(r.text.split())) for r in session.scalars(select(CompletionRow))
+            r.id: (r.system, len(r.text.split()))
+            for r in session.execute(select(CompletionRow.id, CompletionRow.system, CompletionRow.text))
         }
         roster = {r.name: (r.kind, r.family) for r in session.scalars(select(SystemRow))}
-        judge_family = dict(session.execute(select(JudgeRow.name, JudgeRow.family)).all())
+        judge_rows = session.execute(select(JudgeRow.name, JudgeRow.family, JudgeRow.source)).all()
+    judge_info = {name: (family, src) for name, family, src in judge_rows}
     systems = sorted(
         {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
     )
     judges = sorted({r.judge for r in rows})
     conversations = sorted({r.conversation_id for r in rows})
+    subset_of = {r.item_id: r.subset for r in rows}
+    items = sorted(subset_of)
+    used = sorted({r.a_id for r in rows} | {r.b_id for r in rows})
     s_index = {s: i for i, s in enumerate(systems)}
     j_index = {j: i for i, j in enumerate(judges)}
     c_index = {c: i for i, c in enumerate(conversations)}
+    i_index = {it: i for i, it in enumerate(items)}
+    cp_index = {cp: i for i, cp in enumerate(used)}
     p_index: dict[str, int] = {}
     for r in rows:
         p_index.setdefault(r.pair_id, len(p_index))
     n = len(rows)
 
-    def ints(values: list[int]) -> npt.NDArray[np.int64]:
+    def ints(values: list[int]) -> Ints:
         return np.asarray(values, dtype=np.int64).reshape(n)
 
     outcome = ints([AXIS_CODES[r.winner] for r in rows])
     order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
+    axis_cells = [[(r.axes.get(axis.value) or {}) for axis in Axis] for r in rows]
     axis_outcome = np.asarray(
-        [
-            [AXIS_CODES[(r.axes.get(axis.value) or {}).get("winner", "none")] for axis in Axis]
-            for r in rows
-        ],
+        [[AXIS_CODES[cell.get("winner", "none")] for cell in cells] for cells in axis_cells],
         dtype=np.int64,
+    ).reshape(n, len(Axis))
+    axis_strength = np.asarray(
+        [[float(cell.get("strength") or 0) for cell in cells] for cells in axis_cells],
+        dtype=np.float64,
     ).reshape(n, len(Axis))
     return Comparisons(
         systems=systems,
@@ -133,5 +232,13 @@ def load_comparisons(store: Store, *, source: str = "llm") -> Comparisons:
         order_ab=order_ab,
         system_kinds=[roster.get(s, ("", ""))[0] for s in systems],
         system_families=[roster.get(s, ("", ""))[1] for s in systems],
-        judge_families=[judge_family.get(j, "") for j in judges],
+        judge_families=[judge_info.get(j, ("", ""))[0] for j in judges],
+        judge_sources=[judge_info.get(j, ("", ""))[1] for j in judges],
+        items=items,
+        item=ints([i_index[r.item_id] for r in rows]),
+        item_subsets=[subset_of[i] for i in items],
+        completions=used,
+        completion_a=ints([cp_index[r.a_id] for r in rows]),
+        completion_b=ints([cp_index[r.b_id] for r in rows]),
+        axis_strength=axis_strength,
     )

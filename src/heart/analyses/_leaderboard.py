@@ -1,4 +1,5 @@
-"""The leaderboard: weighted Bradley–Terry Elo with a conversation bootstrap, win rates per axis."""
+"""The leaderboard: weighted Bradley–Terry Elo with three intervals, win rates and Elo per axis,
+head-to-head shares, pairwise differences and the ablations."""
 
 from __future__ import annotations
 
@@ -6,25 +7,53 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
-from heart.stats import bootstrap_by_conversation, fit_bradley_terry, paper_interval, win_matrix
+from heart.stats import (
+    EloDifference,
+    bootstrap_by_conversation,
+    cluster_robust_interval,
+    elo_differences,
+    fit_bradley_terry,
+    online_elo,
+    paper_interval,
+    win_matrix,
+)
 from heart.types import Axis
+
+Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
 class Standing:
-    """One system's row of the board."""
+    """One system's row of the board: Elo with the bootstrap (default), cluster-robust and the
+    paper's intervals, its comparisons, and its win rates and Elo overall and per axis."""
 
     system: str
+    kind: str
+    family: str
     elo: float
     low: float
     high: float
+    robust_low: float
+    robust_high: float
     paper_low: float
     paper_high: float
     comparisons: int
     win_rate: float
     axis_win_rates: dict[str, float]
+    axis_elo: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """The board's systems rated another way, and how far the ranking moved (Kendall τ)."""
+
+    name: str
+    description: str
+    elo: dict[str, float]
+    kendall_tau: float
 
 
 @dataclass(frozen=True)
@@ -35,72 +64,143 @@ class Leaderboard:
     rounds: int
     level: float
     separated: bool
+    separated_rounds: int
+    head_to_head: Floats  # [i, j]: share of i-vs-j comparisons won by i (ties half), in board order
+    differences: list[EloDifference]  # indices in board order
+    ablations: list[Ablation]
+
+    @property
+    def systems(self) -> list[str]:
+        return [s.system for s in self.standings]
 
 
-def _shares(
-    comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int
-) -> npt.NDArray[np.float64]:
+def _shares(comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int) -> Floats:
     """Per system: wins plus half the ties, over its comparisons (unweighted)."""
     score = np.zeros(k)
-    count = np.zeros(k)
     np.add.at(score, comparisons.a, np.select([outcome == 0, outcome == 2], [1.0, 0.5], 0.0))
     np.add.at(score, comparisons.b, np.select([outcome == 1, outcome == 2], [1.0, 0.5], 0.0))
-    np.add.at(count, comparisons.a, 1)
-    np.add.at(count, comparisons.b, 1)
-    shares: npt.NDArray[np.float64] = np.divide(
-        score, count, out=np.full(k, np.nan), where=count > 0
-    )
+    count = comparisons.n_per_system().astype(np.float64)
+    shares: Floats = np.divide(score, count, out=np.full(k, np.nan), where=count > 0)
     return shares
 
 
-def per_conversation_wins(
-    comparisons: Comparisons, weighted: bool = True
-) -> npt.NDArray[np.float64]:
+def _winner_loser(
+    comparisons: Comparisons, outcome: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    b_won = outcome == 1
+    return (
+        np.where(b_won, comparisons.b, comparisons.a),
+        np.where(b_won, comparisons.a, comparisons.b),
+        outcome == 2,
+    )
+
+
+def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> Floats:
     """(conversations, systems, systems) weighted win matrices, ties split half and half."""
     k, c = len(comparisons.systems), len(comparisons.conversations)
     winner, loser, tie = comparisons.winner_loser()
     weight = comparisons.strength if weighted else np.ones(len(comparisons))
     share = np.where(tie, 0.5, 1.0) * weight
-    tensor = np.zeros((c, k, k))
-    np.add.at(tensor, (comparisons.conversation, winner, loser), share)
-    np.add.at(tensor, (comparisons.conversation[tie], loser[tie], winner[tie]), share[tie])
-    return tensor
+    flat = np.bincount(
+        (comparisons.conversation * k + winner) * k + loser, weights=share, minlength=c * k * k
+    )
+    flat += np.bincount(
+        (comparisons.conversation[tie] * k + loser[tie]) * k + winner[tie],
+        weights=share[tie],
+        minlength=c * k * k,
+    )
+    return flat.reshape(c, k, k)
+
+
+def _axis_elo(comparisons: Comparisons, k: int) -> dict[str, Floats]:
+    """Elo per axis: each axis verdict weighted by its strength, "none" a tie of weight one."""
+    out = {}
+    for i, axis in enumerate(Axis):
+        outcome = comparisons.axis_outcome[:, i]
+        winner, loser, tie = _winner_loser(comparisons, outcome)
+        weight = np.where(tie, 1.0, np.maximum(comparisons.axis_strength[:, i], 1.0))
+        out[axis.value] = fit_bradley_terry(win_matrix(winner, loser, weight, k, tie=tie)).elo
+    return out
+
+
+def _tau(x: Floats, y: Floats) -> float:
+    tau = kendalltau(x, y).statistic
+    return float(tau) if np.isfinite(tau) else float("nan")
+
+
+def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablation]:
+    """Unweighted outcomes, the weakest verdicts as ties, and online Elo, beside the default."""
+    k = len(comparisons.systems)
+    winner, loser, tie = comparisons.winner_loser()
+    unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
+    weakest = tie | (comparisons.strength <= 1)
+    ties = fit_bradley_terry(win_matrix(winner, loser, comparisons.strength, k, tie=weakest)).elo
+    online = online_elo(winner, loser, tie, k, seed=seed)
+    variants = [
+        ("unweighted", "every verdict counts once, whatever its strength", unweighted),
+        (
+            "ties allowed",
+            "verdicts of the weakest strength (1 of 5) count as ties, half to each side",
+            ties,
+        ),
+        ("online Elo", "sequential Elo updates (K = 4), averaged over 100 random orders", online),
+    ]
+    return [
+        Ablation(
+            name,
+            text,
+            {s: float(v) for s, v in zip(comparisons.systems, values, strict=True)},
+            _tau(elo, values),
+        )
+        for name, text, values in variants
+    ]
 
 
 def build_leaderboard(
     comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
 ) -> Leaderboard:
-    """Fit the board: Elo (weighted BT), bootstrap interval over conversations, the paper's
-    SE = sqrt(1/n) interval, overall and per-axis win rates."""
+    """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
+    conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
+    sqrt(1/n) intervals, win rates and Elo per axis, pairwise differences with
+    Benjamini–Hochberg, head-to-head shares and the ablations."""
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
     wins = win_matrix(winner, loser, comparisons.strength, k, tie=tie)
     fit = fit_bradley_terry(wins)
-    boot = bootstrap_by_conversation(
-        per_conversation_wins(comparisons), rounds=rounds, seed=seed, level=level
-    )
-    n_i = np.bincount(comparisons.a, minlength=k) + np.bincount(comparisons.b, minlength=k)
+    per_conversation = per_conversation_wins(comparisons)
+    boot = bootstrap_by_conversation(per_conversation, rounds=rounds, seed=seed, level=level)
+    robust_low, robust_high, _ = cluster_robust_interval(fit.theta, per_conversation, level)
+    n_i = comparisons.n_per_system()
     paper_low, paper_high = paper_interval(fit.theta, n_i, level=level)
     overall = _shares(comparisons, comparisons.outcome, k)
-    axes = {
+    axis_rates = {
         axis.value: _shares(comparisons, comparisons.axis_outcome[:, i], k)
         for i, axis in enumerate(Axis)
     }
+    axis_elo = _axis_elo(comparisons, k)
+    order = sorted(range(k), key=lambda i: (-fit.elo[i], comparisons.systems[i]))
     standings = [
         Standing(
             system=comparisons.systems[i],
+            kind=comparisons.system_kinds[i],
+            family=comparisons.system_families[i],
             elo=float(fit.elo[i]),
             low=float(boot.low[i]),
             high=float(boot.high[i]),
+            robust_low=float(robust_low[i]),
+            robust_high=float(robust_high[i]),
             paper_low=float(paper_low[i]),
             paper_high=float(paper_high[i]),
             comparisons=int(n_i[i]),
             win_rate=float(overall[i]),
-            axis_win_rates={a: float(v[i]) for a, v in axes.items()},
+            axis_win_rates={a: float(v[i]) for a, v in axis_rates.items()},
+            axis_elo={a: float(v[i]) for a, v in axis_elo.items()},
         )
-        for i in range(k)
+        for i in order
     ]
-    standings.sort(key=lambda s: -s.elo)
+    raw = win_matrix(winner, loser, None, k, tie=tie)[np.ix_(order, order)]
+    met = raw + raw.T
+    head_to_head = np.divide(raw, met, out=np.full((k, k), np.nan), where=met > 0)
     return Leaderboard(
         standings=standings,
         comparisons=len(comparisons),
@@ -108,4 +208,8 @@ def build_leaderboard(
         rounds=rounds,
         level=level,
         separated=fit.separated,
+        separated_rounds=boot.separated_rounds,
+        head_to_head=head_to_head,
+        differences=elo_differences(fit.elo[order], boot.elo_rounds[:, order], level),
+        ablations=_ablations(comparisons, fit.elo, seed),
     )

@@ -1,8 +1,10 @@
-"""The report: the leaderboard, judge checks and study provenance, as HTML, Markdown and CSV."""
+"""The report: every board, agreement, the judge audit and study provenance, as one
+self-contained HTML file, Markdown and CSV tables, and terminal tables."""
 
 from heart.report._facts import StudyFacts, gather_facts
 from heart.report._render import (
     board_warning,
+    csv_files,
     render_html,
     render_markdown,
     terminal_audit,
@@ -13,6 +15,7 @@ from heart.report._render import (
 __all__ = [
     "StudyFacts",
     "board_warning",
+    "csv_files",
     "gather_facts",
     "render_html",
     "render_markdown",

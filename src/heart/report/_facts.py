@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import Row, func, select
 
 from heart.analyses import (
+    AgreementReport,
+    Board,
     JudgeAudit,
     Leaderboard,
+    analyse_agreement,
     audit_judges,
-    build_leaderboard,
+    build_boards,
     load_comparisons,
     verdict_counts,
 )
@@ -29,8 +32,22 @@ class StudyFacts:
     judgments: dict[str, tuple[int, int]]  # judge -> (ok, failed)
     prompts: list[tuple[str, str, str]]  # name, version, hash
     families: dict[str, str]
-    board: Leaderboard | None
+    boards: list[Board]
+    agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)
+
+    @property
+    def main(self) -> Board | None:
+        """The board shown first: LLM judges on all items if there are any, else the first."""
+        return self.boards[0] if self.boards else None
+
+    @property
+    def board(self) -> Leaderboard | None:
+        return self.main.leaderboard if self.main else None
+
+    def find(self, source: str, subset: str) -> Board | None:
+        """The board of ``source`` judges on ``subset`` items, if the study has one."""
+        return next((b for b in self.boards if (b.source, b.subset) == (source, subset)), None)
 
 
 def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]:
@@ -65,15 +82,9 @@ def gather_facts(study: Study) -> StudyFacts:
             for p in s.scalars(select(PromptRow).order_by(PromptRow.name))
         ]
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
-    comparisons = load_comparisons(study.store)
-    board = None
-    if len(comparisons) and len(comparisons.systems) >= 2:
-        board = build_leaderboard(
-            comparisons,
-            rounds=study.config.ratings.bootstrap_rounds,
-            seed=study.config.seed,
-            level=study.config.ratings.level,
-        )
+    comparisons = load_comparisons(study.store, source="all")
+    ratings = study.config.ratings
+    rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
     return StudyFacts(
         name=study.config.name,
@@ -84,6 +95,9 @@ def gather_facts(study: Study) -> StudyFacts:
         judgments=judgments,
         prompts=prompts,
         families=families,
-        board=board,
-        audit=audit_judges(comparisons, verdict_counts(study.store), study.config.ratings.level),
+        boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
+        agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
+        audit=audit_judges(
+            comparisons.by_source("llm"), verdict_counts(study.store), level
+        ),
     )

@@ -1,143 +1,290 @@
-"""Rendering the report: Markdown, one self-contained HTML file, CSV, and the terminal table."""
+"""Rendering the report: Markdown, one self-contained HTML file, CSV tables, and the terminal."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import io
-import math
+from collections.abc import Callable
 from pathlib import Path
 
-from rich.table import Table
+from rich.table import Table as RichTable
 
-from heart.analyses import JudgeAudit, Share
+from heart.analyses import Board, JudgeAudit
 from heart.report._facts import StudyFacts
-from heart.types import Axis
+from heart.report._figures import forest_png, head_to_head_png, heatmap_png
+from heart.report._tables import (
+    AUDIT_HEADER,
+    AXES,
+    Table,
+    ablation_table,
+    agreement_tables,
+    audit_rows,
+    audit_table,
+    audit_verdict,
+    axis_elo_table,
+    board_table,
+    differences_table,
+)
 
-AXES = [a.value for a in Axis]
 
-
-def _pct(x: float) -> str:
-    return "–" if math.isnan(x) else f"{100 * x:.0f}%"
-
-
-def board_rows(facts: StudyFacts) -> list[list[str]]:
-    """The board as text cells: rank, system, family, Elo, intervals, n, win rates."""
-    if facts.board is None:
-        return []
-    rows = []
-    for rank, s in enumerate(facts.board.standings, 1):
-        rows.append(
-            [
-                str(rank),
-                s.system,
-                facts.families.get(s.system, ""),
-                f"{s.elo:.0f}",
-                f"{s.low:.0f}–{s.high:.0f}",
-                f"{s.paper_low:.0f}–{s.paper_high:.0f}",
-                str(s.comparisons),
-                _pct(s.win_rate),
-                *(_pct(s.axis_win_rates[a]) for a in AXES),
-            ]
+def board_warning(facts: StudyFacts) -> str | None:
+    """What a reader must know before the numbers: which judges the audit flags."""
+    flagged = [a.judge for a in facts.audit if a.flagged]
+    if not flagged:
+        return None
+    if len(flagged) == len(facts.audit) and not facts.find("human", "all"):
+        return (
+            "Warning: every verdict on this board comes from judges the judge audit flags as "
+            "unreliable; read it as a test of the pipeline, not as a ranking."
         )
-    return rows
+    return f"Warning: the judge audit flags {', '.join(flagged)} as unreliable."
 
 
-def board_header(facts: StudyFacts) -> list[str]:
-    level = f"{100 * facts.board.level:.0f}%" if facts.board else "95%"
+def board_tables(board: Board) -> list[Table]:
+    """Every table of one board, the leaderboard first."""
     return [
-        "#",
-        "system",
-        "family",
-        "Elo",
-        f"{level} CI (conversation bootstrap)",
-        f"{level} CI (paper, SE=√(1/n))",
-        "comparisons",
-        "win rate",
-        *AXES,
+        board_table(board),
+        axis_elo_table(board),
+        differences_table(board),
+        ablation_table(board),
     ]
 
+
+def _study_lines(facts: StudyFacts) -> list[str]:
+    out = ["- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
+    out += [f"- pairs: {facts.pairs}"]
+    for system, (ok, failed) in facts.completions.items():
+        out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
+    for judge, (ok, failed) in facts.judgments.items():
+        out.append(
+            f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
+        )
+    out += ["", "### Prompts", ""]
+    out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
+    return out
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table, level: int = 3) -> list[str]:
+    out = [f"{'#' * level} {table.title}", ""]
+    out.append("| " + " | ".join(map(_md_cell, table.header)) + " |")
+    out.append("|" + "---|" * len(table.header))
+    out += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in table.rows]
+    if table.note:
+        out += ["", table.note]
+    return [*out, ""]
+
+
+def render_markdown(facts: StudyFacts) -> str:
+    out = [f"# HEART report: {facts.name}", ""]
+    warning = board_warning(facts)
+    if warning:
+        out += [f"**{warning}**", ""]
+    if not facts.boards:
+        out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
+    for board in facts.boards:
+        out += [f"## {board.title}", ""]
+        for table in board_tables(board):
+            out += markdown_table(table)
+    tables = agreement_tables(facts.agreement)
+    if tables:
+        out += ["## Agreement", ""]
+        for table in tables:
+            out += markdown_table(table)
+    out += ["## Judge audit", ""]
+    if facts.audit:
+        out += markdown_table(audit_table(facts.audit))[2:]
+    else:
+        out += ["No LLM judgments yet.", ""]
+    out += ["## Study", "", *_study_lines(facts)]
+    out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:76rem;color:#222;padding:0 1rem}
+table{border-collapse:collapse;margin:.6rem 0}th,td{padding:.25rem .55rem;border-bottom:1px solid #ddd}
+th{text-align:left;font-weight:600;font-size:.9rem}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.flag{color:#b00020;font-weight:600}.note{color:#555;font-size:.88rem;max-width:60rem}
+figure{margin:1rem 0}figure img{max-width:100%;height:auto}
+nav a{margin-right:1rem}pre{background:#f6f6f6;padding:1rem;overflow:auto}
+h2{border-top:2px solid #eee;padding-top:1rem;margin-top:2rem}
+"""
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or text[0] in "+-–†#") and len(text) < 24
+
+
+def html_table(
+    table: Table, row_class: Callable[[int], str] | None = None, heading: bool = True
+) -> str:
+    e = html.escape
+    parts = [f"<h3>{e(table.title)}</h3>"] if heading else []
+    parts.append(f"<table id='{e(table.key)}'><thead><tr>" if table.key else "<table><thead><tr>")
+    parts += [f"<th>{e(h)}</th>" for h in table.header]
+    parts.append("</tr></thead><tbody>")
+    for r, row in enumerate(table.rows):
+        cls = row_class(r) if row_class else ""
+        parts.append(f"<tr class='{cls}'>" if cls else "<tr>")
+        colours = table.colours[r] if r < len(table.colours) else []
+        for c, cell in enumerate(row):
+            style = f" style='background:{colours[c]}'" if c < len(colours) and colours[c] else ""
+            kind = " class='num'" if _numeric(cell) else ""
+            parts.append(f"<td{kind}{style}>{e(cell)}</td>")
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    if table.note:
+        parts.append(f"<p class='note'>{e(table.note)}</p>")
+    return "".join(parts)
+
+
+def _figure(png: bytes, alt: str, key: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f"<figure id='{html.escape(key)}'><img alt='{html.escape(alt)}' "
+        f"src='data:image/png;base64,{data}'></figure>"
+    )
+
+
+def render_html(facts: StudyFacts) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>HEART report: {e(facts.name)}</title><style>{CSS}</style></head><body>",
+        f"<h1>HEART report: {e(facts.name)}</h1>",
+    ]
+    sections = [(b.key, b.title) for b in facts.boards] + [
+        ("agreement", "Agreement"), ("audit", "Judge audit"), ("study", "Study"),
+    ]  # fmt: skip
+    parts.append(
+        "<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>"
+    )
+    warning = board_warning(facts)
+    if warning:
+        parts.append(f"<p class='flag' id='warning'>{e(warning)}</p>")
+    if not facts.boards:
+        parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
+    for n, board in enumerate(facts.boards):
+        parts.append(f"<h2 id='{e(board.key)}'>Leaderboard: {e(board.title)}</h2>")
+        tables = board_tables(board)
+        parts.append(html_table(tables[0], heading=False))
+        if n == 0:
+            parts.append(_figure(heatmap_png(board), "leaderboard heatmap", f"heatmap-{board.key}"))
+        parts.append(_figure(forest_png(board), "Elo forest plot", f"forest-{board.key}"))
+        parts.append(
+            _figure(head_to_head_png(board), "head-to-head win matrix", f"h2h-{board.key}")
+        )
+        parts += [html_table(t) for t in tables[1:]]
+    parts.append("<h2 id='agreement'>Agreement</h2>")
+    tables = agreement_tables(facts.agreement)
+    parts += [html_table(t) for t in tables] or [
+        "<p>Agreement needs verdicts from at least two judges or raters on the same pairs.</p>"
+    ]
+    parts.append("<h2 id='audit'>Judge audit</h2>")
+    if facts.audit:
+        parts.append(
+            html_table(audit_table(facts.audit), lambda r: "flag" if facts.audit[r].flagged else "")
+        )
+    else:
+        parts.append("<p>No LLM judgments yet.</p>")
+    parts.append("<h2 id='study'>Study</h2>")
+    parts.append(f"<pre>{e(chr(10).join(_study_lines(facts)))}</pre>")
+    parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+# --- CSV -----------------------------------------------------------------------------------
+
+
+def _csv(header: list[str], rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def csv_files(facts: StudyFacts) -> dict[str, str]:
+    """The report's tables as CSV: every board, every pairwise difference, agreement, audit."""
+    board_rows, diff_rows = [], []
+    header = ["board"]
+    for board in facts.boards:
+        table = board_table(board)
+        header = ["board", *table.header]
+        board_rows += [[board.key, *row] for row in table.rows]
+        names = board.leaderboard.systems
+        diff_rows += [
+            [board.key, names[d.i], names[d.j], f"{d.difference:.3f}", f"{d.low:.3f}",
+             f"{d.high:.3f}", f"{d.p_value:.6f}", f"{d.p_adjusted:.6f}", str(d.significant)]
+            for d in board.leaderboard.differences
+        ]  # fmt: skip
+    files = {
+        "leaderboard.csv": _csv(header, board_rows),
+        "differences.csv": _csv(
+            ["board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant"],
+            diff_rows,
+        ),
+        "judge_audit.csv": _csv(AUDIT_HEADER, audit_rows(facts.audit)),
+    }
+    for table in agreement_tables(facts.agreement):
+        files[f"{table.key}.csv"] = _csv(table.header, table.rows)
+    return files
+
+
+def write_report(facts: StudyFacts, directory: Path) -> Path:
+    """Write index.html, report.md and the CSV tables into ``directory``; returns the HTML path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "report.md").write_text(render_markdown(facts), encoding="utf-8")
+    for name, text in csv_files(facts).items():
+        (directory / name).write_text(text, encoding="utf-8")
+    path = directory / "index.html"
+    path.write_text(render_html(facts), encoding="utf-8")
+    return path
+
+
+# --- terminal ------------------------------------------------------------------------------
 
 TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 
 
-def terminal_table(facts: StudyFacts) -> Table:
-    """The board for an 80-column terminal (the report has every column)."""
-    table = Table(title=f"HEART leaderboard: {facts.name} (LLM judges)")
+def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
+    """A board (default: the main one) for an 80-column terminal; the report has every column."""
+    board = board or facts.main
+    title = f"HEART leaderboard: {facts.name}"
+    table = RichTable(title=f"{title} ({board.title})" if board else title)
     for head in TERMINAL_COLUMNS:
         table.add_column(head, justify="left" if head == "system" else "right")
-    for row in board_rows(facts):
-        rank, system, _family, elo, ci, _paper, n, win, *axes = row
+    if board is None:
+        table.caption = "No valid judgments yet: run `heart run`."
+        return table
+    for row in board_table(board).rows:
+        rank, system, _family, elo, ci, _robust, _paper, n, win, *axes = row
         table.add_row(rank, system, elo, ci, n, win, *axes)
-    if facts.board is not None:
-        table.caption = (
-            f"CI: {facts.board.rounds} bootstrap rounds over conversations; "
-            "win and H-T: share of comparisons won"
-        )
+    lb = board.leaderboard
+    table.caption = (
+        f"CI: {lb.rounds} bootstrap rounds over conversations; win and H-T: share of "
+        "comparisons won" + ("; † selection-biased, not ranked" if board.best_human else "")
+    )
     return table
 
 
-AUDIT_HEADER = [
-    "judge",
-    "family",
-    "verdicts",
-    "flip rate (both orders)",
-    "first shown won",
-    "longer won",
-    "control won",
-    "own family won",
-    "re-asked",
-    "failed",
-    "audit",
-]
-
-
-def audit_verdict(audit: JudgeAudit) -> str:
-    """The audit's conclusion on one judge, in words."""
-    if audit.flagged:
-        return "UNRELIABLE: " + "; ".join(audit.problems) + "."
-    if audit.cautions:
-        return "Caution: " + "; ".join(audit.cautions) + "."
-    return "no problem found"
-
-
-def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
-    """One row per judge: its shares with intervals, its answer health, and the verdict."""
-
-    def share(s: Share | None) -> str:
-        return s.text() if s is not None else "–"
-
-    return [
-        [
-            a.judge,
-            a.family,
-            str(a.verdicts),
-            share(a.flip),
-            share(a.first_position),
-            share(a.longer),
-            share(a.control),
-            share(a.own_family),
-            str(a.counts.reasked),
-            str(a.counts.failed),
-            audit_verdict(a),
-        ]
-        for a in audits
-    ]
-
-
-AUDIT_NOTE = (
-    "Shares of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first "
-    "shown, longer and own family, and near 0% flip rate; the control should rarely win. Flip "
-    "rate needs pairs.both_orders: true, own family needs judging.own_family: allow. A judge is "
-    "flagged unreliable when the first-shown share is beyond 70/30 with its interval clear of "
-    "50%, or when the flip rate's interval lies above 25%."
-)
-
-
-def terminal_audit(audits: list[JudgeAudit]) -> Table:
+def terminal_audit(audits: list[JudgeAudit]) -> RichTable:
     """The judge audit for the terminal: one column per judge, unreliable ones in red, and each
     judge's conclusion in the caption."""
-    table = Table(title="Judge audit (LLM judges)")
+    table = RichTable(title="Judge audit (LLM judges)")
     table.add_column("check")
     for audit in audits:
         table.add_column(audit.judge, style="bold red" if audit.flagged else None)
@@ -148,127 +295,3 @@ def terminal_audit(audits: list[JudgeAudit]) -> Table:
     table.caption_style = "bold"
     return table
 
-
-def board_warning(facts: StudyFacts) -> str | None:
-    """What a reader must know before the numbers: which judges the audit flags."""
-    flagged = [a.judge for a in facts.audit if a.flagged]
-    if not flagged:
-        return None
-    if len(flagged) == len(facts.audit):
-        return (
-            "Warning: every verdict on this board comes from judges the judge audit flags as "
-            "unreliable; read it as a test of the pipeline, not as a ranking."
-        )
-    return f"Warning: the judge audit flags {', '.join(flagged)} as unreliable."
-
-
-def render_markdown(facts: StudyFacts) -> str:
-    out = [f"# HEART report: {facts.name}", ""]
-    if facts.board is None:
-        out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
-    else:
-        b = facts.board
-        out += [
-            f"{b.comparisons} LLM judgments over {b.conversations} conversations; Elo from a "
-            f"strength-weighted Bradley–Terry fit; intervals from {b.rounds} bootstrap rounds "
-            "that resample conversations, beside the paper's asymptotic interval.",
-            "",
-        ]
-        warning = board_warning(facts)
-        if warning:
-            out += [f"**{warning}**", ""]
-        if b.separated:
-            out += [
-                "Note: some system won or lost every comparison (perfect separation); the "
-                "fit used a weak ridge penalty so the ratings stay finite.",
-                "",
-            ]
-        header = board_header(facts)
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|" + "---|" * len(header))
-        out += ["| " + " | ".join(r) + " |" for r in board_rows(facts)]
-        out.append("")
-    out += ["## Judge audit", ""]
-    if facts.audit:
-        out.append("| " + " | ".join(AUDIT_HEADER) + " |")
-        out.append("|" + "---|" * len(AUDIT_HEADER))
-        out += ["| " + " | ".join(r) + " |" for r in audit_rows(facts.audit)]
-        out += ["", AUDIT_NOTE]
-    else:
-        out.append("No LLM judgments yet.")
-    out += ["", "## Study", ""]
-    out += ["- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
-    out += [f"- pairs: {facts.pairs}"]
-    for system, (ok, failed) in facts.completions.items():
-        out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
-    for judge, (ok, failed) in facts.judgments.items():
-        out.append(
-            f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
-        )
-    out += ["", "### Prompts", ""]
-    out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
-    out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
-    return "\n".join(out)
-
-
-CSS = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#222}
-table{border-collapse:collapse;margin:1rem 0}th,td{padding:.3rem .6rem;border-bottom:1px solid #ddd}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.flag{color:#b00020;font-weight:600}
-pre{background:#f6f6f6;padding:1rem;overflow:auto}
-"""
-
-
-def render_html(facts: StudyFacts) -> str:
-    e = html.escape
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>HEART report: {e(facts.name)}</title><style>{CSS}</style></head><body>",
-        f"<h1>HEART report: {e(facts.name)}</h1>",
-    ]
-    if facts.board is None:
-        parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
-    else:
-        warning = board_warning(facts)
-        if warning:
-            parts.append(f"<p class='flag'>{e(warning)}</p>")
-        parts.append("<table id='leaderboard'><thead><tr>")
-        parts += [f"<th>{e(h)}</th>" for h in board_header(facts)]
-        parts.append("</tr></thead><tbody>")
-        for row in board_rows(facts):
-            cells = [
-                f"<td>{e(c)}</td>" if i in (1, 2) else f"<td class='num'>{e(c)}</td>"
-                for i, c in enumerate(row)
-            ]
-            parts.append("<tr>" + "".join(cells) + "</tr>")
-        parts.append("</tbody></table>")
-    parts.append("<h2>Judge audit</h2><table id='judge-audit'><thead><tr>")
-    parts += [f"<th>{e(h)}</th>" for h in AUDIT_HEADER]
-    parts.append("</tr></thead><tbody>")
-    for audit, row in zip(facts.audit, audit_rows(facts.audit), strict=True):
-        cls = " class='flag'" if audit.flagged else ""
-        parts.append(f"<tr{cls}>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-    parts.append(f"</tbody></table><p>{e(AUDIT_NOTE)}</p>")
-    parts.append("<h2>Study</h2>")
-    md = render_markdown(facts)
-    study_part = md.split("## Study", 1)[1]
-    parts.append(f"<pre>{e(study_part.strip())}</pre></body></html>")
-    return "".join(parts)
-
-
-def render_csv(facts: StudyFacts) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(board_header(facts))
-    writer.writerows(board_rows(facts))
-    return buffer.getvalue()
-
-
-def write_report(facts: StudyFacts, directory: Path) -> Path:
-    """Write report.md, index.html and leaderboard.csv into ``directory``; returns the HTML path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "report.md").write_text(render_markdown(facts), encoding="utf-8")
-    (directory / "leaderboard.csv").write_text(render_csv(facts), encoding="utf-8")
-    path = directory / "index.html"
-    path.write_text(render_html(facts), encoding="utf-8")
-    return path

@@ -71,3 +71,36 @@ def bootstrap_by_conversation(
         rounds=rounds,
         separated_rounds=int(separated.sum()),
     )
+
+
+def bootstrap_share_by_conversation(
+    hits: FloatArray,
+    totals: FloatArray,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of the pooled share Σhits/Σtotals when conversations are resampled.
+
+    ``hits[c]`` and ``totals[c]`` count the successes and trials of conversation c. Every round
+    draws multinomial counts over conversations (PCG64 seeded by ``seed``), all rounds at once.
+    NaNs when there are no trials.
+    """
+    _check_level(level)
+    h = np.asarray(hits, dtype=np.float64).reshape(-1)
+    t = np.asarray(totals, dtype=np.float64).reshape(-1)
+    if h.shape != t.shape:
+        raise ValueError(f"hits and totals must have the same length, got {h.size} and {t.size}")
+    if np.any(h < 0) or np.any(h > t):
+        raise ValueError("need 0 <= hits <= totals for every conversation")
+    if rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds}")
+    if t.sum() == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.Generator(np.random.PCG64(seed))
+    counts = rng.multinomial(h.size, np.full(h.size, 1.0 / h.size), size=rounds)
+    drawn_t = counts @ t
+    shares = np.divide(counts @ h, drawn_t, out=np.full(rounds, np.nan), where=drawn_t > 0)
+    low, high = percentile_interval(shares[:, None], level)
+    return float(low[0]), float(high[0])

@@ -1,0 +1,362 @@
+"""Agreement: humans with the LLM ensemble, humans with each other, judges with each other,
+chance-corrected reliability (Fleiss' κ, Krippendorff's α), and ranking stability.
+
+Votes. A judge's vote on a pair is a, b, or nothing: a tie, or a judge whose verdicts in the two
+orders disagree, abstains. A pair's majority is the side with more votes; an even split leaves
+it without one. A pair is *ambiguous* for humans when it has no human majority or the majority
+side holds less than three quarters of the human raters (3 of 5 is ambiguous, 4 of 5 is clear).
+Every share carries a percentile interval from resampling conversations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import kendalltau
+
+from heart.analyses._comparisons import Comparisons
+from heart.analyses._majority import judge_votes
+from heart.stats import (
+    bootstrap_share_by_conversation,
+    category_table,
+    fit_bradley_terry,
+    fit_bradley_terry_batch,
+    fleiss_kappa,
+    krippendorff_alpha,
+    win_matrix,
+)
+from heart.types import Axis
+
+A, B, NONE = 0, 1, 2
+CLEAR_CONSENSUS = 0.75
+STABILITY_DRAWS = 200
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``agree`` of ``n`` pairs (or votes) agreed; interval from the conversation bootstrap."""
+
+    agree: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return self.agree / self.n if self.n else float("nan")
+
+    def text(self) -> str:
+        """Like ``79% [71–86%] of 120``."""
+        if not self.n:
+            return "–"
+        return f"{100 * self.value:.0f}% [{100 * self.low:.0f}–{100 * self.high:.0f}%] of {self.n}"
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """Chance-corrected agreement of one group of raters on the overall preference."""
+
+    group: str
+    units: int  # pairs with at least two votes
+    raters: int
+    kappa: float  # Fleiss, on pairs with the most common number of raters
+    kappa_units: int
+    alpha_nominal: float  # a / tie / b
+    alpha_ordinal: float  # signed strength: +s for a, -s for b, 0 for a tie
+    axis_kappa: dict[str, float]  # Fleiss per axis, where the group gave axis verdicts
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Kendall τ between the full ranking and rankings from random halves of the judges."""
+
+    group: str
+    judges: int
+    subset_size: int
+    draws: int
+    median: float
+    p05: float
+    minimum: float
+    same_top: float  # share of draws with the same first-placed system
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    human_llm: Rate | None
+    inter_human: Rate | None
+    ambiguous: Rate | None  # human–LLM agreement on the ambiguous pairs
+    clear: Rate | None  # ... and on the clear ones
+    judge_vs_humans: dict[str, Rate]
+    judge_pairs: list[tuple[str, str, Rate]]
+    judge_triples: list[tuple[tuple[str, str, str], Rate]]
+    reliability: list[Reliability]
+    stability: list[Stability]
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.human_llm or self.inter_human or self.judge_pairs or self.reliability
+            or self.stability
+        )  # fmt: skip
+
+
+class _Votes:
+    """The votes of one comparisons table, by pair and by judge, with each pair's conversation."""
+
+    def __init__(self, comparisons: Comparisons) -> None:
+        self.by_pair: dict[int, dict[int, int]] = defaultdict(dict)
+        for (pair, judge), vote in judge_votes(comparisons).items():
+            self.by_pair[pair][judge] = vote
+        self.conversation = dict(
+            zip(comparisons.pair.tolist(), comparisons.conversation.tolist(), strict=True)
+        )
+        self.n_conversations = len(comparisons.conversations)
+
+    def majority(self, pair: int, judges: set[int]) -> tuple[int, int, int, int]:
+        """(side, votes for a, votes for b, abstentions) among ``judges`` on ``pair``."""
+        votes = [v for j, v in self.by_pair[pair].items() if j in judges]
+        a, b = votes.count(A), votes.count(B)
+        return (A if a > b else B if b > a else NONE), a, b, len(votes) - a - b
+
+
+class _Tally:
+    """Agreement hits and trials per conversation, turned into a Rate."""
+
+    def __init__(self, conversations: int) -> None:
+        self.hits = np.zeros(conversations)
+        self.totals = np.zeros(conversations)
+
+    def add(self, conversation: int, agree: bool) -> None:
+        self.hits[conversation] += agree
+        self.totals[conversation] += 1
+
+    def rate(self, rounds: int, seed: int, level: float) -> Rate | None:
+        if not self.totals.sum():
+            return None
+        low, high = bootstrap_share_by_conversation(
+            self.hits, self.totals, rounds=rounds, seed=seed, level=level
+        )
+        return Rate(int(self.hits.sum()), int(self.totals.sum()), low, high)
+
+
+def _group(comparisons: Comparisons, source: str) -> set[int]:
+    return {j for j, s in enumerate(comparisons.judge_sources) if s == source}
+
+
+def _human_llm(
+    votes: _Votes, humans: set[int], llms: set[int], judge_names: list[str], args: tuple[int, int, float]
+) -> tuple[Rate | None, Rate | None, Rate | None, dict[str, Rate]]:
+    """Human majority against the LLM ensemble's majority (all, ambiguous, clear pairs), and
+    against each LLM judge's own vote."""
+    n = votes.n_conversations
+    overall, ambiguous, clear = _Tally(n), _Tally(n), _Tally(n)
+    per_judge: dict[int, _Tally] = {j: _Tally(n) for j in sorted(llms)}
+    for pair, cast in votes.by_pair.items():
+        human, a, b, ties = votes.majority(pair, humans)
+        if not (a + b + ties):
+            continue
+        conv = votes.conversation[pair]
+        for j in llms & cast.keys():
+            if human != NONE and cast[j] != NONE:
+                per_judge[j].add(conv, cast[j] == human)
+        llm, *_ = votes.majority(pair, llms)
+        if human == NONE or llm == NONE:
+            continue
+        overall.add(conv, llm == human)
+        consensus = max(a, b) / (a + b + ties)
+        (clear if consensus >= CLEAR_CONSENSUS else ambiguous).add(conv, llm == human)
+    rates = {judge_names[j]: t.rate(*args) for j, t in per_judge.items()}
+    return (
+        overall.rate(*args),
+        ambiguous.rate(*args),
+        clear.rate(*args),
+        {name: r for name, r in rates.items() if r is not None},
+    )
+
+
+def _inter_human(votes: _Votes, humans: set[int], args: tuple[int, int, float]) -> Rate | None:
+    """Each rater's vote against the majority of the other raters of the pair."""
+    tally = _Tally(votes.n_conversations)
+    for pair, cast in votes.by_pair.items():
+        raters = humans & cast.keys()
+        for r in raters:
+            if cast[r] == NONE:
+                continue
+            others, *_ = votes.majority(pair, raters - {r})
+            if others != NONE:
+                tally.add(votes.conversation[pair], cast[r] == others)
+    return tally.rate(*args)
+
+
+def _between_judges(
+    votes: _Votes, llms: set[int], names: list[str], args: tuple[int, int, float]
+) -> tuple[list[tuple[str, str, Rate]], list[tuple[tuple[str, str, str], Rate]]]:
+    """Agreement of every two LLM judges, and of every three, on the pairs they all voted on."""
+    pairs_out, triples_out = [], []
+    for size in (2, 3):
+        for group in itertools.combinations(sorted(llms), size):
+            tally = _Tally(votes.n_conversations)
+            for pair, cast in votes.by_pair.items():
+                cast_votes = [cast.get(j, NONE) for j in group]
+                if NONE not in cast_votes:
+                    tally.add(votes.conversation[pair], len(set(cast_votes)) == 1)
+            rate = tally.rate(*args)
+            if rate is None:
+                continue
+            labels = tuple(names[j] for j in group)
+            if size == 2:
+                pairs_out.append((labels[0], labels[1], rate))
+            else:
+                triples_out.append(((labels[0], labels[1], labels[2]), rate))
+    return pairs_out, triples_out
+
+
+def _rating_matrix(
+    comparisons: Comparisons, judges: list[int], values: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """(judges, pairs) mean of ``values`` over each judge's verdicts on each pair; NaN unseen."""
+    column = {j: i for i, j in enumerate(judges)}
+    n_pairs = int(comparisons.pair.max()) + 1 if len(comparisons) else 0
+    total = np.zeros((len(judges), n_pairs))
+    count = np.zeros((len(judges), n_pairs))
+    rows = np.isin(comparisons.judge, judges)
+    r = np.asarray([column[j] for j in comparisons.judge[rows].tolist()], dtype=np.int64)
+    np.add.at(total, (r, comparisons.pair[rows]), values[rows])
+    np.add.at(count, (r, comparisons.pair[rows]), 1.0)
+    out: npt.NDArray[np.float64] = np.divide(
+        total, count, out=np.full(total.shape, np.nan), where=count > 0
+    )
+    return out
+
+
+def _kappa(nominal: npt.NDArray[np.float64]) -> tuple[float, int]:
+    """Fleiss' κ over the pairs rated by the most common number (at least 2) of raters."""
+    seen = np.isfinite(nominal)
+    per_unit = seen.sum(axis=0)
+    rated = per_unit[per_unit >= 2]
+    if not rated.size:
+        return float("nan"), 0
+    n = int(np.bincount(rated).argmax())
+    units = per_unit == n
+    labels = np.where(seen[:, units], nominal[:, units], -1).T.astype(np.int64)
+    return fleiss_kappa(category_table(labels, 3)), int(units.sum())
+
+
+def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliability | None:
+    judges = sorted(group)
+    if len(judges) < 2:
+        return None
+    votes = np.select([comparisons.outcome == 0, comparisons.outcome == 1], [0.0, 2.0], 1.0)
+    signed = np.select(
+        [comparisons.outcome == 0, comparisons.outcome == 1],
+        [comparisons.strength, -comparisons.strength],
+        0.0,
+    )
+    nominal = _rating_matrix(comparisons, judges, votes)
+    nominal[(nominal != np.round(nominal))] = np.nan  # verdicts that differ by order abstain
+    ordinal = _rating_matrix(comparisons, judges, signed)
+    pairable = np.isfinite(nominal).sum(axis=0) >= 2
+    if not pairable.any():
+        return None
+    kappa, kappa_units = _kappa(nominal)
+    mine = np.isin(comparisons.judge, judges)
+    axis_kappa = {}
+    for i, axis in enumerate(Axis):
+        outcome = comparisons.axis_outcome[:, i]
+        if not np.any(mine & (outcome != NONE)):
+            continue  # this group gave no axis verdicts
+        axis_votes = np.select([outcome == 0, outcome == 1], [0.0, 2.0], 1.0)
+        matrix = _rating_matrix(comparisons, judges, axis_votes)
+        matrix[(matrix != np.round(matrix))] = np.nan
+        axis_kappa[axis.value] = _kappa(matrix)[0]
+    return Reliability(
+        group=name,
+        units=int(pairable.sum()),
+        raters=len(judges),
+        kappa=kappa,
+        kappa_units=kappa_units,
+        alpha_nominal=krippendorff_alpha(nominal[:, pairable], level="nominal"),
+        alpha_ordinal=krippendorff_alpha(ordinal[:, pairable], level="ordinal"),
+        axis_kappa=axis_kappa,
+    )
+
+
+def _stability(comparisons: Comparisons, name: str, seed: int) -> Stability | None:
+    """Refit the board on random halves of the judges and compare each ranking to the full one."""
+    judges = list(range(len(comparisons.judges)))
+    if len(judges) < 2:
+        return None
+    k = len(comparisons.systems)
+    winner, loser, tie = comparisons.winner_loser()
+    per_judge = np.stack(
+        [
+            win_matrix(winner[m], loser[m], comparisons.strength[m], k, tie=tie[m])
+            for m in (comparisons.judge == j for j in judges)
+        ]
+    )
+    full = fit_bradley_terry(per_judge.sum(axis=0)).theta
+    size = max(1, len(judges) // 2)
+    subsets = list(itertools.combinations(range(len(judges)), size))
+    rng = np.random.default_rng(seed)
+    if len(subsets) > STABILITY_DRAWS:
+        picks = rng.choice(len(subsets), STABILITY_DRAWS, replace=False)
+        subsets = [subsets[i] for i in sorted(picks.tolist())]
+    masks = np.zeros((len(subsets), len(judges)))
+    for r, chosen in enumerate(subsets):
+        masks[r, list(chosen)] = 1.0
+    thetas = fit_bradley_terry_batch(np.einsum("rj,jkl->rkl", masks, per_judge))
+    taus = []
+    for r, theta in enumerate(thetas):
+        wins = np.einsum("j,jkl->kl", masks[r], per_judge)
+        seen = (wins.sum(axis=0) + wins.sum(axis=1)) > 0
+        tau = kendalltau(full[seen], theta[seen]).statistic if seen.sum() >= 2 else np.nan
+        taus.append(float(tau))
+    values = np.asarray(taus)
+    finite = values[np.isfinite(values)]
+    top = np.argmax(thetas, axis=1) == int(np.argmax(full))
+    return Stability(
+        group=name,
+        judges=len(judges),
+        subset_size=size,
+        draws=len(subsets),
+        median=float(np.median(finite)) if finite.size else float("nan"),
+        p05=float(np.percentile(finite, 5)) if finite.size else float("nan"),
+        minimum=float(finite.min()) if finite.size else float("nan"),
+        same_top=float(top.mean()),
+    )
+
+
+def analyse_agreement(
+    comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+) -> AgreementReport:
+    """Every agreement figure the verdicts in ``comparisons`` (both sources) support."""
+    votes = _Votes(comparisons)
+    humans, llms = _group(comparisons, "human"), _group(comparisons, "llm")
+    args = (rounds, seed, level)
+    human_llm, ambiguous, clear, per_judge = _human_llm(
+        votes, humans, llms, comparisons.judges, args
+    )
+    judge_pairs, judge_triples = _between_judges(votes, llms, comparisons.judges, args)
+    groups = (("human raters", humans), ("LLM judges", llms))
+    return AgreementReport(
+        human_llm=human_llm,
+        inter_human=_inter_human(votes, humans, args),
+        ambiguous=ambiguous,
+        clear=clear,
+        judge_vs_humans=per_judge,
+        judge_pairs=judge_pairs,
+        judge_triples=judge_triples,
+        reliability=[
+            r for name, g in groups if (r := _reliability(comparisons, g, name)) is not None
+        ],
+        stability=[
+            s
+            for name, g in groups
+            if len(g) >= 2
+            and (s := _stability(comparisons.select(np.isin(comparisons.judge, sorted(g))), name, seed))
+        ],
+    )

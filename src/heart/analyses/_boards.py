@@ -1,0 +1,136 @@
+"""Boards by judge source (LLM judges, human raters, both) and subset (regular, adversarial,
+all), each with the pooled human system and, beside it, the selection-biased "Best human"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from heart.analyses._comparisons import Comparisons, Source
+from heart.analyses._leaderboard import Leaderboard, Standing, build_leaderboard
+from heart.types import SystemKind
+
+BEST_HUMAN = "Best human"
+SOURCE_TITLES: dict[Source, str] = {"llm": "LLM judges", "human": "human raters", "all": "combined"}
+
+
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard of a study: whose verdicts, on which items.
+
+    ``best_human`` comes from a separate fit in which each context keeps only its best human
+    reply (the one that won the largest share of its comparisons): it is biased upwards by that
+    selection and is shown apart from the ranked rows.
+    """
+
+    source: Source
+    subset: str
+    leaderboard: Leaderboard
+    best_human: Standing | None = None
+
+    @property
+    def title(self) -> str:
+        items = "all items" if self.subset == "all" else f"{self.subset} items"
+        return f"{SOURCE_TITLES[self.source]}, {items}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}-{self.subset}"
+
+
+def _won(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """Per completion: its score (wins, ties half) and its number of comparisons."""
+    n = len(comparisons.completions)
+    out = comparisons.outcome
+    score = np.bincount(
+        comparisons.completion_a, weights=np.select([out == 0, out == 2], [1.0, 0.5]), minlength=n
+    )
+    score += np.bincount(
+        comparisons.completion_b, weights=np.select([out == 1, out == 2], [1.0, 0.5]), minlength=n
+    )
+    count = np.bincount(comparisons.completion_a, minlength=n) + np.bincount(
+        comparisons.completion_b, minlength=n
+    )
+    return score, count
+
+
+def best_human_comparisons(comparisons: Comparisons) -> Comparisons | None:
+    """The comparisons with every human system replaced by one "Best human": per context, the
+    human reply that won the largest share of its comparisons (more comparisons, then the id,
+    break ties); comparisons of the other human replies, and human against human, are dropped.
+    None when no human system took part."""
+    human = np.asarray(
+        [kind == SystemKind.HUMAN.value for kind in comparisons.system_kinds], dtype=bool
+    )
+    if not human.any():
+        return None
+    score, count = _won(comparisons)
+    share = np.divide(score, count, out=np.zeros_like(score), where=count > 0)
+    owner = np.full(len(comparisons.completions), -1, dtype=np.int64)
+    owner[comparisons.completion_a] = comparisons.item
+    owner[comparisons.completion_b] = comparisons.item
+    system_of = np.full(len(comparisons.completions), -1, dtype=np.int64)
+    system_of[comparisons.completion_a] = comparisons.a
+    system_of[comparisons.completion_b] = comparisons.b
+    best: dict[int, int] = {}
+    for cp in np.flatnonzero(human[system_of]).tolist():
+        item, mine = int(owner[cp]), (share[cp], count[cp], comparisons.completions[cp])
+        held = best.get(item)
+        if held is None or mine > (share[held], count[held], comparisons.completions[held]):
+            best[item] = cp
+    chosen = np.zeros(len(comparisons.completions), dtype=bool)
+    chosen[list(best.values())] = True
+    human_a, human_b = human[comparisons.a], human[comparisons.b]
+    keep = (human_a != human_b) & np.where(
+        human_a, chosen[comparisons.completion_a], chosen[comparisons.completion_b]
+    )
+    keep |= ~human_a & ~human_b
+    names = [BEST_HUMAN if h else s for s, h in zip(comparisons.systems, human, strict=True)]
+    systems = sorted(set(names))
+    index = np.asarray([systems.index(n) for n in names], dtype=np.int64)
+    kinds = dict(zip(names, comparisons.system_kinds, strict=True))
+    families = dict(zip(names, comparisons.system_families, strict=True))
+    relabelled = replace(
+        comparisons,
+        systems=systems,
+        a=index[comparisons.a],
+        b=index[comparisons.b],
+        system_kinds=[kinds[s] for s in systems],
+        system_families=[families[s] if s != BEST_HUMAN else "human" for s in systems],
+    )
+    return relabelled.select(keep)
+
+
+def _board(
+    comparisons: Comparisons, source: Source, subset: str, rounds: int, seed: int, level: float
+) -> Board:
+    board = build_leaderboard(comparisons, rounds=rounds, seed=seed, level=level)
+    best = best_human_comparisons(comparisons)
+    best_standing = None
+    if best is not None and len(best) and len(best.systems) >= 2:
+        fit = build_leaderboard(best, rounds=rounds, seed=seed, level=level)
+        best_standing = next(s for s in fit.standings if s.system == BEST_HUMAN)
+    return Board(source, subset, board, best_standing)
+
+
+def build_boards(
+    comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+) -> list[Board]:
+    """Every board the study's judgments support, the main one (LLM judges if any, all items)
+    first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
+    each subset when the items hold more than one."""
+    sources: list[Source] = [
+        s for s in ("llm", "human") if s in set(comparisons.judge_sources)
+    ]
+    if len(sources) == 2:
+        sources.append("all")
+    subsets = sorted(set(comparisons.item_subsets))
+    boards = []
+    for source in sources:
+        mine = comparisons.by_source(source)
+        for subset in ["all", *subsets] if len(subsets) > 1 else ["all"]:
+            rows = mine.by_subset(subset)
+            if len(rows) and len(rows.systems) >= 2:
+                boards.append(_board(rows, source, subset, rounds, seed, level))
+    return boards

@@ -1,0 +1,108 @@
+"""The report's figures, drawn with matplotlib (no display needed) and returned as PNG bytes."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+from matplotlib.colors import LinearSegmentedColormap, Normalize
+from matplotlib.figure import Figure
+
+from heart.analyses import BEST_HUMAN, Board
+from heart.types import Axis
+
+AXES = [a.value for a in Axis]
+BANDS = LinearSegmentedColormap.from_list("heart", ["#c8553d", "#f6f1e7", "#3c7a5a"])
+DPI = 110
+
+
+def band_colour(value: float, low: float, high: float) -> str:
+    """The hex colour of ``value`` on the report's red–cream–green band between low and high."""
+    if math.isnan(value) or high <= low:
+        return "#ffffff"
+    r, g, b, _ = BANDS(Normalize(low, high, clip=True)(value))
+    return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def heatmap_png(board: Board) -> bytes:
+    """The board as a coloured grid: Elo with its interval, then overall and per-axis win rates,
+    each column banded on its own scale (win rates around 50%)."""
+    standings = board.leaderboard.standings
+    k = len(standings)
+    columns = ["Elo", "win rate", *AXES]
+    elo = np.asarray([s.elo for s in standings])
+    rates = np.asarray([[s.win_rate, *(s.axis_win_rates[a] for a in AXES)] for s in standings])
+    spread = max(float(np.nanmax(np.abs(elo - 1500))), 1.0)
+    scaled = np.column_stack([(elo - 1500) / (2 * spread) + 0.5, rates])
+    fig = Figure(figsize=(1.25 * len(columns) + 2.2, 0.42 * k + 1.2))
+    ax = fig.subplots()
+    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=BANDS, vmin=0, vmax=1, aspect="auto")
+    for i, s in enumerate(standings):
+        ax.text(0, i, f"{s.elo:.0f} [{s.low:.0f}, {s.high:.0f}]", ha="center", va="center",
+                fontsize=8)  # fmt: skip
+        for j, value in enumerate(rates[i], start=1):
+            text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(columns)), columns, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(k), [s.system for s in standings], fontsize=8)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_title(f"HEART leaderboard ({board.title})", fontsize=10, pad=24)
+    return _png(fig)
+
+
+def forest_png(board: Board) -> bytes:
+    """Elo per system with the conversation-bootstrap interval (dark) and the paper's
+    SE = sqrt(1/n) interval (light); the selection-biased best human in grey when present."""
+    rows = list(board.leaderboard.standings)
+    if board.best_human is not None:
+        rows.append(board.best_human)
+    k = len(rows)
+    fig = Figure(figsize=(7.0, 0.34 * k + 1.3))
+    ax = fig.subplots()
+    y = np.arange(k)[::-1]
+    for yi, s in zip(y, rows, strict=True):
+        grey = s.system == BEST_HUMAN
+        ax.plot([s.paper_low, s.paper_high], [yi - 0.18] * 2, color="#9bb7d4", lw=2.5,
+                solid_capstyle="butt")  # fmt: skip
+        ax.plot([s.low, s.high], [yi, yi], color="#888888" if grey else "#1f4e79", lw=2.5)
+        ax.plot([s.elo], [yi], "o", color="#888888" if grey else "#1f4e79", ms=5)
+    ax.axvline(1500, color="#bbbbbb", lw=1, ls="--")
+    labels = [s.system + (" (selection-biased)" if s.system == BEST_HUMAN else "") for s in rows]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlabel(
+        f"Elo; dark: {100 * board.leaderboard.level:.0f}% conversation bootstrap, "
+        "light: the paper's SE = √(1/n)",
+        fontsize=8,
+    )
+    ax.set_title(f"Elo with intervals ({board.title})", fontsize=10)
+    ax.grid(axis="x", color="#eeeeee")
+    return _png(fig)
+
+
+def head_to_head_png(board: Board) -> bytes:
+    """Share of the comparisons between each two systems won by the row's system."""
+    lb = board.leaderboard
+    k = len(lb.standings)
+    fig = Figure(figsize=(0.55 * k + 2.5, 0.5 * k + 1.6))
+    ax = fig.subplots()
+    ax.imshow(np.nan_to_num(lb.head_to_head, nan=0.5), cmap=BANDS, vmin=0, vmax=1)
+    for i in range(k):
+        for j in range(k):
+            value = lb.head_to_head[i, j]
+            if i != j and not math.isnan(value):
+                ax.text(j, i, f"{100 * value:.0f}", ha="center", va="center", fontsize=7)
+    names = lb.systems
+    ax.set_xticks(range(k), names, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(k), names, fontsize=8)
+    ax.set_title(f"Head to head: % won by the row ({board.title})", fontsize=10)
+    return _png(fig)

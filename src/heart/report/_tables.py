@@ -1,0 +1,284 @@
+"""The report's tables as plain cells, built once and rendered as Markdown, HTML, CSV or rich."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from heart.analyses import (
+    BEST_HUMAN,
+    CLEAR_CONSENSUS,
+    AgreementReport,
+    Board,
+    JudgeAudit,
+    Rate,
+    Share,
+    Standing,
+)
+from heart.report._figures import band_colour
+from heart.types import Axis
+
+AXES = [a.value for a in Axis]
+MAX_DIFFERENCE_ROWS = 40
+
+
+@dataclass
+class Table:
+    """A titled table of text cells; ``colours`` (optional) gives each cell's background."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    note: str = ""
+    key: str = ""
+    colours: list[list[str | None]] = field(default_factory=list)
+
+
+def pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:.0f}%"
+
+
+def _num(x: float, digits: int = 0) -> str:
+    return "–" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _interval(low: float, high: float) -> str:
+    if math.isinf(low) or math.isinf(high) or math.isnan(low) or math.isnan(high):
+        return "–"
+    return f"{low:.0f}–{high:.0f}"
+
+
+def _level(board: Board) -> str:
+    return f"{100 * board.leaderboard.level:.0f}%"
+
+
+def board_table(board: Board) -> Table:
+    """The leaderboard in the style of the paper's Figure 4, with all three intervals."""
+    lv = _level(board)
+    header = [
+        "#", "system", "family", "Elo", f"{lv} CI (conversation bootstrap)",
+        f"{lv} CI (cluster-robust)", f"{lv} CI (paper, SE=√(1/n))", "comparisons", "win rate",
+        *AXES,
+    ]  # fmt: skip
+    rows: list[list[str]] = []
+    colours: list[list[str | None]] = []
+    standings = board.leaderboard.standings
+    elos = [s.elo for s in standings]
+    low, high = min(elos), max(elos)
+
+    def add(rank: str, s: Standing) -> None:
+        rates = [s.win_rate, *(s.axis_win_rates[a] for a in AXES)]
+        rows.append(
+            [
+                rank, s.system, s.family, f"{s.elo:.0f}", _interval(s.low, s.high),
+                _interval(s.robust_low, s.robust_high), _interval(s.paper_low, s.paper_high),
+                str(s.comparisons), *(pct(r) for r in rates),
+            ]
+        )  # fmt: skip
+        colours.append(
+            [None] * 3
+            + [band_colour(s.elo, low, high)]
+            + [None] * 4
+            + [band_colour(r, 0.0, 1.0) for r in rates]
+        )
+
+    for rank, s in enumerate(standings, 1):
+        add(str(rank), s)
+    note = (
+        f"{board.leaderboard.comparisons} comparisons over {board.leaderboard.conversations} "
+        "conversations. Elo from a strength-weighted Bradley–Terry fit (mean 1500); the default "
+        f"interval resamples conversations ({board.leaderboard.rounds} rounds); the cluster-"
+        "robust one is the sandwich formula with conversations as clusters; the paper's treats "
+        "every comparison as independent. Win rates: share of comparisons won, ties half."
+    )
+    if board.best_human is not None:
+        add("†", board.best_human)
+        note += (
+            f" † {BEST_HUMAN}: per context the human reply that won most, from a separate fit; "
+            "biased upwards by that selection, so it is not ranked."
+        )
+    if board.leaderboard.separated or board.leaderboard.separated_rounds:
+        note += (
+            " Some system won or lost all its comparisons in the data or in "
+            f"{board.leaderboard.separated_rounds} bootstrap rounds (perfect separation); those "
+            "fits used a weak ridge penalty so the ratings stay finite."
+        )
+    return Table(f"Leaderboard: {board.title}", header, rows, note, f"board-{board.key}", colours)
+
+
+def axis_elo_table(board: Board) -> Table:
+    rows = [[s.system, *(f"{s.axis_elo[a]:.0f}" for a in AXES)] for s in board.leaderboard.standings]
+    return Table(
+        f"Elo per axis: {board.title}",
+        ["system", *AXES],
+        rows,
+        "Bradley–Terry on each axis's verdicts, weighted by their strength; 'no clear "
+        "advantage' counts as a tie.",
+        f"axes-{board.key}",
+    )
+
+
+def differences_table(board: Board) -> Table:
+    """Pairwise Elo differences with bootstrap intervals and Benjamini–Hochberg p-values."""
+    lb = board.leaderboard
+    names = lb.systems
+    diffs = sorted(lb.differences, key=lambda d: (not d.significant, d.p_adjusted, d.i, d.j))
+    shown = diffs if len(diffs) <= MAX_DIFFERENCE_ROWS else [d for d in diffs if d.significant]
+    rows = [
+        [
+            names[d.i], names[d.j], f"{d.difference:+.0f}", _interval(d.low, d.high),
+            _num(d.p_value, 3), _num(d.p_adjusted, 3), "yes" if d.significant else "no",
+        ]
+        for d in shown
+    ]  # fmt: skip
+    note = (
+        f"{len(diffs)} pairs; intervals and two-sided p-values from the conversation bootstrap, "
+        "adjusted by Benjamini–Hochberg across all pairs of this board (significant: adjusted "
+        "p < 0.05)."
+    )
+    if len(shown) < len(diffs):
+        note += " Only the significant differences are listed; differences.csv has them all."
+    return Table(
+        f"Differences between systems: {board.title}",
+        ["system", "vs", "Δ Elo", f"{_level(board)} CI", "p", "p (BH)", "significant"],
+        rows,
+        note,
+        f"differences-{board.key}",
+    )
+
+
+def ablation_table(board: Board) -> Table:
+    lb = board.leaderboard
+    header = ["system", "Elo (default)", *(a.name for a in lb.ablations)]
+    rows = [
+        [s.system, f"{s.elo:.0f}", *(_num(a.elo[s.system]) for a in lb.ablations)]
+        for s in lb.standings
+    ]
+    rows.append(["Kendall τ with the default", "1", *(_num(a.kendall_tau, 2) for a in lb.ablations)])
+    note = " ".join(f"{a.name}: {a.description}." for a in lb.ablations)
+    return Table(f"Ablations: {board.title}", header, rows, note, f"ablations-{board.key}")
+
+
+def agreement_tables(report: AgreementReport | None) -> list[Table]:
+    """Human–LLM and inter-human agreement, judges with each other, reliability, stability."""
+    if report is None or report.empty:
+        return []
+    tables = []
+    summary = [
+        ["human majority vs LLM-ensemble majority (all pairs)", _rate(report.human_llm)],
+        ["each human rater vs the majority of the others", _rate(report.inter_human)],
+        ["human vs LLM on ambiguous pairs", _rate(report.ambiguous)],
+        ["human vs LLM on clear pairs", _rate(report.clear)],
+        *[[f"LLM judge {j} vs human majority", _rate(r)] for j, r in report.judge_vs_humans.items()],
+    ]
+    if any(cells[1] != "–" for cells in summary):
+        tables.append(
+            Table(
+                "Agreement with human raters",
+                ["what", "agreement"],
+                summary,
+                "Share of pairs where the two sides picked the same reply, with a percentile "
+                "interval from resampling conversations. Ties and judges whose verdicts changed "
+                f"with the order abstain. Ambiguous: no human majority side holds {pct(CLEAR_CONSENSUS)} "
+                "of the raters.",
+                "agreement-humans",
+            )
+        )
+    judges = [[f"{x} & {y}", _rate(r)] for x, y, r in report.judge_pairs]
+    judges += [[" & ".join(t), _rate(r)] for t, r in report.judge_triples]
+    if judges:
+        tables.append(
+            Table(
+                "Agreement between LLM judges",
+                ["judges", "agreement"],
+                judges,
+                "Share of the pairs all of them voted on where they picked the same reply.",
+                "agreement-judges",
+            )
+        )
+    if report.reliability:
+        rows = [
+            [
+                r.group, str(r.units), str(r.raters), f"{_num(r.kappa, 3)} (on {r.kappa_units})",
+                _num(r.alpha_nominal, 3), _num(r.alpha_ordinal, 3),
+                ", ".join(f"{a} {_num(v, 2)}" for a, v in r.axis_kappa.items()) or "–",
+            ]
+            for r in report.reliability
+        ]  # fmt: skip
+        tables.append(
+            Table(
+                "Reliability of the preference",
+                ["raters", "pairs", "raters", "Fleiss κ", "Krippendorff α (nominal)",
+                 "Krippendorff α (ordinal)", "Fleiss κ per axis"],  # fmt: skip
+                rows,
+                "κ on a / tie / b over the pairs rated by the most common number of raters; α "
+                "nominal on the same labels, ordinal on the signed strength.",
+                "reliability",
+            )
+        )
+    if report.stability:
+        rows = [
+            [
+                s.group, f"{s.subset_size} of {s.judges}", str(s.draws), _num(s.median, 2),
+                _num(s.p05, 2), _num(s.minimum, 2), pct(s.same_top),
+            ]
+            for s in report.stability
+        ]  # fmt: skip
+        tables.append(
+            Table(
+                "Ranking stability when judges are subsampled",
+                ["judges", "subset", "draws", "median τ", "5th percentile τ", "minimum τ",
+                 "same top system"],  # fmt: skip
+                rows,
+                "Kendall τ between the full board and boards refitted on subsets of the judges.",
+                "stability",
+            )
+        )
+    return tables
+
+
+def _rate(rate: Rate | None) -> str:
+    return rate.text() if rate is not None else "–"
+
+
+AUDIT_HEADER = [
+    "judge", "family", "verdicts", "flip rate (both orders)", "first shown won", "longer won",
+    "control won", "own family won", "re-asked", "failed", "audit",
+]  # fmt: skip
+
+AUDIT_NOTE = (
+    "Shares of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first "
+    "shown, longer and own family, and near 0% flip rate; the control should rarely win. Flip "
+    "rate needs pairs.both_orders: true, own family needs judging.own_family: allow. A judge is "
+    "flagged unreliable when the first-shown share is beyond 70/30 with its interval clear of "
+    "50%, or when the flip rate's interval lies above 25%."
+)
+
+
+def audit_verdict(audit: JudgeAudit) -> str:
+    """The audit's conclusion on one judge, in words."""
+    if audit.flagged:
+        return "UNRELIABLE: " + "; ".join(audit.problems) + "."
+    if audit.cautions:
+        return "Caution: " + "; ".join(audit.cautions) + "."
+    return "no problem found"
+
+
+def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
+    """One row per judge: its shares with intervals, its answer health, and the verdict."""
+
+    def share(s: Share | None) -> str:
+        return s.text() if s is not None else "–"
+
+    return [
+        [
+            a.judge, a.family, str(a.verdicts), share(a.flip), share(a.first_position),
+            share(a.longer), share(a.control), share(a.own_family), str(a.counts.reasked),
+            str(a.counts.failed), audit_verdict(a),
+        ]
+        for a in audits
+    ]  # fmt: skip
+
+
+def audit_table(audits: list[JudgeAudit]) -> Table:
+    return Table("Judge audit (LLM judges)", AUDIT_HEADER, audit_rows(audits), AUDIT_NOTE, "judge-audit")
