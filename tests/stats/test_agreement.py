@@ -18,7 +18,9 @@ FloatArray = npt.NDArray[np.float64]
 Level = Literal["nominal", "ordinal"]
 
 
-def random_reliability(raters: int, units: int, categories: int, missing: float, seed: int) -> FloatArray:
+def random_reliability(
+    raters: int, units: int, categories: int, missing: float, seed: int
+) -> FloatArray:
     """(raters, units) codes 0..categories-1 with a share of NaNs, mildly agreeing per unit."""
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, categories, units)

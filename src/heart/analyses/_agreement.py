@@ -72,7 +72,8 @@ class Reliability:
 
 @dataclass(frozen=True)
 class Stability:
-    """Kendall τ between the full ranking and rankings from random halves of the judges."""
+    """Kendall τ between the full ranking and rankings from random halves of the judges; a
+    draw whose fit ties every system ranks nothing and is left out of the τ figures."""
 
     group: str
     judges: int

@@ -94,7 +94,7 @@ def krippendorff_alpha(reliability: FloatArray, level: Literal["nominal", "ordin
     scaled = counts / (counts.sum(axis=1, keepdims=True) - 1.0)
     coincidence = scaled.T @ counts - np.diag(scaled.sum(axis=0))
     marginal = coincidence.sum(axis=0)
-    total = marginal.sum()
+    total = float(marginal.sum())
     if level == "nominal":
         delta = 1.0 - np.eye(v)
     else:

@@ -1,0 +1,122 @@
+"""Agreement analyses on hand-built votes: every share counted by hand, κ against statsmodels,
+α against the krippendorff package, stability against refits by hand."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+from heart.analyses import AgreementReport, Comparisons, analyse_agreement, load_comparisons
+from heart.stats import fit_bradley_terry, win_matrix
+from heart.store import Store
+
+from ..rows import Verdict, seed_verdicts
+
+HUMANS = ["h1", "h2", "h3", "h4", "h5"]
+LLMS = ["g1", "g2", "g3"]
+PAIRS = [("s1", "s2"), ("s2", "s3"), ("s1", "s3"), ("s3", "s1"), ("s2", "s1"), ("s3", "s2")]
+# per pair (item i): the five human votes and the three LLM votes, "t" for a tie
+HUMAN_VOTES = ["aaaab", "aaabb", "bbbbb", "aabbt", "attab", "bbbba"]
+LLM_VOTES = ["aab", "bba", "bbb", "aba", "aaa", "aba"]
+Built = tuple[AgreementReport, Comparisons]
+STRENGTH = {"h1": 2, "h2": 1, "h3": 2, "h4": 1, "h5": 2}
+
+
+def _verdicts() -> list[Verdict]:
+    out = []
+    for i, (a, b) in enumerate(PAIRS):
+        for judge, vote in zip(HUMANS, HUMAN_VOTES[i], strict=True):
+            winner = {"a": "a", "b": "b", "t": "tie"}[vote]
+            out.append(Verdict(i, a, b, judge, winner, STRENGTH[judge]))
+        for judge, vote in zip(LLMS, LLM_VOTES[i], strict=True):
+            out.append(Verdict(i, a, b, judge, vote, 3))
+    return out
+
+
+@pytest.fixture
+def report_and_comparisons(store: Store) -> tuple[AgreementReport, Comparisons]:
+    seed_verdicts(store, _verdicts(), sources={h: "human" for h in HUMANS})
+    comparisons = load_comparisons(store, source="all")
+    return analyse_agreement(comparisons, rounds=200, seed=1), comparisons
+
+
+def test_human_llm_agreement_counts_pairs_with_both_majorities(report_and_comparisons: Built) -> None:
+    report, _ = report_and_comparisons
+    # pair 3 has no human majority (2 a, 2 b); the other five are compared: 0, 2, 4 agree
+    assert (report.human_llm.agree, report.human_llm.n) == (3, 5)
+    # pairs 1 (3 of 5) and 4 (2 of 5) are ambiguous; 0, 2, 5 clear
+    assert (report.ambiguous.agree, report.ambiguous.n) == (1, 2)
+    assert (report.clear.agree, report.clear.n) == (2, 3)
+    per_judge = {j: (r.agree, r.n) for j, r in report.judge_vs_humans.items()}
+    assert per_judge == {"g1": (3, 5), "g2": (4, 5), "g3": (3, 5)}
+    for rate in (report.human_llm, report.ambiguous, report.clear):
+        assert rate.low <= rate.value <= rate.high
+
+
+def test_inter_human_agreement_is_each_rater_against_the_others(report_and_comparisons: Built) -> None:
+    report, _ = report_and_comparisons
+    # by pair: 4/5, 0/2, 5/5, 0/4, 0/1, 4/5 (ties abstain; no majority of the others: skipped)
+    assert (report.inter_human.agree, report.inter_human.n) == (13, 22)
+    assert 0.0 <= report.inter_human.low <= 13 / 22 <= report.inter_human.high <= 1.0
+
+
+def test_judges_agree_pairwise_and_three_ways(report_and_comparisons: Built) -> None:
+    report, _ = report_and_comparisons
+    pairs = {(x, y): (r.agree, r.n) for x, y, r in report.judge_pairs}
+    assert pairs == {("g1", "g2"): (4, 6), ("g1", "g3"): (4, 6), ("g2", "g3"): (2, 6)}
+    [(triple, rate)] = report.judge_triples
+    assert triple == ("g1", "g2", "g3") and (rate.agree, rate.n) == (2, 6)
+
+
+def test_fleiss_kappa_and_krippendorff_alpha_match_reference_packages(
+    report_and_comparisons: Built,
+) -> None:
+    report, _ = report_and_comparisons
+    humans = next(r for r in report.reliability if r.group == "human raters")
+    code = {"a": 0, "t": 1, "b": 2}
+    labels = np.array([[code[v] for v in votes] for votes in HUMAN_VOTES])  # pairs x raters
+    table, _ = aggregate_raters(labels, n_cat=3)
+    assert humans.kappa == pytest.approx(fleiss_kappa(table, method="fleiss"), abs=1e-12)
+    assert (humans.units, humans.raters, humans.kappa_units) == (6, 5, 6)
+    nominal = labels.T.astype(float)
+    assert humans.alpha_nominal == pytest.approx(
+        krippendorff.alpha(reliability_data=nominal, level_of_measurement="nominal"), abs=1e-9
+    )
+    sign = {"a": 1, "t": 0, "b": -1}
+    signed = np.array(
+        [[sign[v] * STRENGTH[h] for h, v in zip(HUMANS, votes, strict=True)] for votes in HUMAN_VOTES]
+    ).T.astype(float)
+    assert humans.alpha_ordinal == pytest.approx(
+        krippendorff.alpha(reliability_data=signed, level_of_measurement="ordinal"), abs=1e-9
+    )
+    assert humans.axis_kappa == {}  # the raters gave no axis verdicts
+
+
+def test_stability_refits_on_each_subset_of_judges(report_and_comparisons: Built) -> None:
+    report, comparisons = report_and_comparisons
+    llm = next(s for s in report.stability if s.group == "LLM judges")
+    assert (llm.judges, llm.subset_size, llm.draws) == (3, 1, 3)
+    rows = comparisons.by_source("llm")
+    winner, loser, tie = rows.winner_loser()
+    k = len(rows.systems)
+    full = fit_bradley_terry(win_matrix(winner, loser, rows.strength, k, tie=tie)).theta
+    taus = []
+    for j in range(3):
+        m = rows.judge == j
+        theta = fit_bradley_terry(win_matrix(winner[m], loser[m], rows.strength[m], k)).theta
+        taus.append(kendalltau(full, theta).statistic)
+    defined = [t for t in taus if np.isfinite(t)]  # a subset that ties every system ranks none
+    assert len(defined) >= 2
+    assert llm.median == pytest.approx(float(np.median(defined)))
+    assert llm.minimum == pytest.approx(min(defined))
+
+
+def test_no_humans_means_no_human_figures(store: Store) -> None:
+    seed_verdicts(store, [Verdict(0, "s1", "s2", "g1", "a"), Verdict(1, "s1", "s2", "g1", "b")])
+    report = analyse_agreement(load_comparisons(store, source="all"), rounds=50)
+    assert report.human_llm is None and report.inter_human is None
+    assert report.judge_pairs == [] and report.reliability == [] and report.stability == []
+    assert report.empty

@@ -1,0 +1,133 @@
+"""Boards by judge source and subset, the pooled and the best human, and the board's numbers
+against fits computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heart.analyses import (
+    BEST_HUMAN,
+    best_human_comparisons,
+    build_boards,
+    build_leaderboard,
+    load_comparisons,
+)
+from heart.stats import bootstrap_by_conversation, fit_bradley_terry, win_matrix
+from heart.store import Store
+
+from ..rows import Verdict, seed_verdicts
+
+HUMAN = ["human/x", "human/y", "human/z"]
+
+
+def _verdicts() -> list[Verdict]:
+    """Six items (4 and 5 adversarial). The LLM judge g prefers m1 to every reply; on item i
+    the human writer HUMAN[i % 3] beats m2 and wins every verdict of the raters r1, r2, while
+    the other two writers lose all of theirs."""
+    out = []
+    for i in range(6):
+        best = HUMAN[i % 3]
+        for h in HUMAN:
+            out.append(Verdict(i, "m1", h, "g", "a", 4))
+            out.append(Verdict(i, h, "m2", "g", "a" if h == best else "b", 2))
+            out.append(Verdict(i, h, "m2", "r1", "a" if h == best else "b", 2))
+            out.append(Verdict(i, "m1", h, "r2", "b" if h == best else "a", 1))
+        out.append(Verdict(i, "m1", "m2", "g", "a" if i % 2 else "b", 3))
+        out.append(Verdict(i, "m1", "m2", "r1", "tie", 1))
+    return out
+
+
+@pytest.fixture
+def seeded(store: Store) -> Store:
+    seed_verdicts(
+        store,
+        _verdicts(),
+        kinds={"human": "human"},
+        sources={"r1": "human", "r2": "human"},
+        adversarial=[4, 5],
+    )
+    return store
+
+
+def test_boards_cover_every_source_and_subset(seeded: Store) -> None:
+    boards = build_boards(load_comparisons(seeded, source="all"), rounds=50)
+    keys = [b.key for b in boards]
+    assert keys == [
+        "llm-all", "llm-adversarial", "llm-regular",
+        "human-all", "human-adversarial", "human-regular",
+        "all-all", "all-adversarial", "all-regular",
+    ]  # fmt: skip
+    main = boards[0]
+    assert main.title == "LLM judges, all items"
+    assert main.leaderboard.comparisons == 6 * (3 + 3 + 1)
+    human_board = next(b for b in boards if b.key == "human-regular")
+    assert human_board.leaderboard.comparisons == 4 * (3 + 3 + 1)
+    assert {s.system for s in human_board.leaderboard.standings} == {"m1", "m2", "human"}
+
+
+def test_main_board_equals_a_fit_by_hand(seeded: Store) -> None:
+    comparisons = load_comparisons(seeded)  # LLM judges only
+    board = build_leaderboard(comparisons, rounds=200, seed=3)
+    names = comparisons.systems
+    assert names == ["human", "m1", "m2"]
+    wins = np.zeros((3, 3))
+    for v in _verdicts():
+        if v.judge != "g":
+            continue
+        a, b = names.index(v.a.split("/")[0]), names.index(v.b.split("/")[0])
+        wins[(a, b) if v.winner == "a" else (b, a)] += v.strength
+    fit = fit_bradley_terry(wins)
+    elo = {s.system: s.elo for s in board.standings}
+    np.testing.assert_allclose([elo[n] for n in names], fit.elo, atol=1e-9)
+    per_conv = np.zeros((6, 3, 3))
+    for v in _verdicts():
+        if v.judge == "g":
+            a, b = names.index(v.a.split("/")[0]), names.index(v.b.split("/")[0])
+            per_conv[(v.item, *((a, b) if v.winner == "a" else (b, a)))] += v.strength
+    boot = bootstrap_by_conversation(per_conv, rounds=200, seed=3)
+    low = {s.system: s.low for s in board.standings}
+    np.testing.assert_allclose([low[n] for n in names], boot.low, atol=1e-9)
+    m1 = next(s for s in board.standings if s.system == "m1")
+    assert m1.win_rate == pytest.approx((18 + 3) / 24)  # beat every human reply, 3 of 6 m2
+    assert [s.system for s in board.standings] == ["m1", "m2", "human"]
+    assert len(board.differences) == 3
+    assert {a.name for a in board.ablations} == {"unweighted", "ties allowed", "online Elo"}
+    h2h = board.head_to_head
+    assert h2h[0, 1] == pytest.approx(0.5) and h2h[0, 2] == pytest.approx(1.0)
+    assert h2h[1, 2] == pytest.approx(2 / 3) and h2h[2, 0] == pytest.approx(0.0)
+
+
+def test_best_human_keeps_each_contexts_winning_reply(seeded: Store) -> None:
+    comparisons = load_comparisons(seeded, source="all")
+    best = best_human_comparisons(comparisons)
+    assert best is not None
+    assert best.systems == [BEST_HUMAN, "m1", "m2"]
+    kept = {best.completions[c] for c in np.concatenate([best.completion_a, best.completion_b])}
+    expected = {f"cp-{i}-{HUMAN[i % 3]}" for i in range(6)} | {
+        f"cp-{i}-{m}" for i in range(6) for m in ("m1", "m2")
+    }
+    assert kept == expected
+    # per item: the best reply's 4 verdicts, plus the 2 between the models
+    assert len(best) == 6 * (4 + 2)
+
+
+def test_board_shows_best_human_apart_from_the_ranking(seeded: Store) -> None:
+    boards = build_boards(load_comparisons(seeded, source="all"), rounds=50)
+    human_all = next(b for b in boards if b.key == "human-all")
+    assert human_all.best_human is not None
+    assert human_all.best_human.system == BEST_HUMAN
+    assert BEST_HUMAN not in human_all.leaderboard.systems
+    # the chosen replies won every human verdict they got
+    assert human_all.best_human.win_rate == pytest.approx(1.0)
+
+
+def test_select_all_rows_changes_nothing(seeded: Store) -> None:
+    comparisons = load_comparisons(seeded, source="all")
+    same = comparisons.select(np.ones(len(comparisons), dtype=bool))
+    assert same.systems == comparisons.systems and same.judges == comparisons.judges
+    np.testing.assert_array_equal(same.a, comparisons.a)
+    np.testing.assert_array_equal(same.pair, comparisons.pair)
+    human = comparisons.by_source("human")
+    assert human.judges == ["r1", "r2"] and human.judge_sources == ["human", "human"]
+    assert set(comparisons.by_subset("adversarial").items) == {"i4", "i5"}

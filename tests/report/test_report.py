@@ -1,0 +1,105 @@
+"""The report of a study with LLM and human verdicts: its files, its tables, and how it looks in
+headless Chromium (screenshots go to test-output/)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from heart.store import open_store
+
+from ..helpers import heart
+from ..rows import Verdict, seed_verdicts
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
+SYSTEMS = ["m1", "m2", "m3", "warm"]
+
+
+def _verdicts() -> list[Verdict]:
+    """Ten items; judges g1, g2 (LLM) and raters r1-r3 rate every pair of four systems plus one
+    human reply; the rank is m1 > human > m2 > m3 > warm, with some noise."""
+    rank = ["m1", "human/x", "m2", "m3", "warm"]
+    out = []
+    for i in range(10):
+        for x in range(5):
+            for y in range(x + 1, 5):
+                for n, judge in enumerate(["g1", "g2", "r1", "r2", "r3"]):
+                    upset = (i + x + y + n) % 5 == 0
+                    out.append(Verdict(i, rank[x], rank[y], judge, "b" if upset else "a", 1 + n % 3))
+    return out
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("study")
+    heart("init", root, "--demo")
+    store = open_store(f"sqlite:///{root / 'heart.db'}")
+    seed_verdicts(
+        store,
+        _verdicts(),
+        kinds={"human": "human", "warm": "control"},
+        sources={r: "human" for r in ("r1", "r2", "r3")},
+    )
+    store.close()
+    heart("report", "--study", root)
+    return root
+
+
+def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
+    report = study / "report"
+    names = {p.name for p in report.iterdir()}
+    assert {"index.html", "report.md", "leaderboard.csv", "differences.csv",
+            "judge_audit.csv", "agreement-humans.csv", "reliability.csv"} <= names  # fmt: skip
+    with (report / "leaderboard.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    boards = {r["board"] for r in rows}
+    assert boards == {"llm-all", "human-all", "all-all"}
+    llm = [r for r in rows if r["board"] == "llm-all"]
+    assert [r["system"] for r in llm] == ["m1", "human", "m2", "m3", "warm", "Best human"]
+    assert [r["#"] for r in llm] == ["1", "2", "3", "4", "5", "†"]
+    md = (report / "report.md").read_text()
+    for heading in ("## LLM judges, all items", "## human raters, all items", "## Agreement",
+                    "### Reliability of the preference", "## Judge audit", "### Prompts"):  # fmt: skip
+        assert heading in md
+
+
+def test_leaderboard_command_prints_each_board(study: Path) -> None:
+    out = heart("leaderboard", "--study", study, "--judges", "human").stdout
+    assert "human raters, all items" in out and "Best human" in out
+    bad = heart("leaderboard", "--study", study, "--subset", "adversarial", check=False)
+    assert bad.returncode == 2 and "has no board" in bad.stdout
+
+
+def test_html_report_renders_in_headless_chromium(study: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
+        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto((study / "report" / "index.html").as_uri())
+        page.screenshot(path=str(OUTPUT / "report.png"), full_page=True)
+        board = page.locator("#board-llm-all tbody tr")
+        assert board.count() == 6  # five ranked systems and the best human
+        assert board.first.locator("td").nth(1).inner_text() == "m1"
+        assert page.locator("#board-human-all tbody tr").count() == 6
+        widths = page.eval_on_selector_all("figure img", "els => els.map(e => e.naturalWidth)")
+        ids = page.eval_on_selector_all("figure", "els => els.map(e => e.id)")
+        assert "heatmap-llm-all" in ids and "forest-llm-all" in ids and "h2h-llm-all" in ids
+        assert len(widths) == 1 + 2 * 3 and all(w > 300 for w in widths)
+        assert page.locator("#reliability tbody tr").count() == 2
+        assert page.locator("#judge-audit tbody tr").count() == 2
+        browser.close()
+    # self-contained: nothing but the file itself and its inline images was fetched
+    assert all(u.startswith(("file://", "data:")) for u in requests)
