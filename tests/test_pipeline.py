@@ -41,10 +41,11 @@ def test_run_fills_every_stage_and_writes_the_report(demo: tuple[Path, str]) -> 
         rows = list(csv.DictReader(handle))
     assert {r["system"] for r in rows} == {"smollm2-135m", "esconv-original", "generic-warmth"}
     assert sum(int(r["comparisons"]) for r in rows) == 2 * 3 * n_items
-    elos = [float(r["Elo"]) for r in rows]
+    assert {r["board"] for r in rows} == {"llm-all"}
+    elos = [float(r["elo"]) for r in rows]
     assert abs(sum(elos) / 3 - 1500) < 1e-6
     html = (root / "report" / "index.html").read_text()
-    assert "<table id='leaderboard'>" in html and "smollm2-135m" in html
+    assert "<table id='board-llm-all'>" in html and "smollm2-135m" in html
     assert "HEART leaderboard" in out and "Report:" in out
 
 

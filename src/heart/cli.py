@@ -403,7 +403,9 @@ def leaderboard(
     board = facts.find(judges, subset)
     if board is None and facts.boards:
         have = ", ".join(f"--judges {b.source} --subset {b.subset}" for b in facts.boards)
-        raise HeartError(f"this study has no board for --judges {judges} --subset {subset}; it has: {have}")
+        raise HeartError(
+            f"this study has no board for --judges {judges} --subset {subset}; it has: {have}"
+        )
     console.print(terminal_table(facts, board))
 
 

@@ -43,7 +43,9 @@ def report_and_comparisons(store: Store) -> tuple[AgreementReport, Comparisons]:
     return analyse_agreement(comparisons, rounds=200, seed=1), comparisons
 
 
-def test_human_llm_agreement_counts_pairs_with_both_majorities(report_and_comparisons: Built) -> None:
+def test_human_llm_agreement_counts_pairs_with_both_majorities(
+    report_and_comparisons: Built,
+) -> None:
     report, _ = report_and_comparisons
     # pair 3 has no human majority (2 a, 2 b); the other five are compared: 0, 2, 4 agree
     assert (report.human_llm.agree, report.human_llm.n) == (3, 5)
@@ -56,7 +58,9 @@ def test_human_llm_agreement_counts_pairs_with_both_majorities(report_and_compar
         assert rate.low <= rate.value <= rate.high
 
 
-def test_inter_human_agreement_is_each_rater_against_the_others(report_and_comparisons: Built) -> None:
+def test_inter_human_agreement_is_each_rater_against_the_others(
+    report_and_comparisons: Built,
+) -> None:
     report, _ = report_and_comparisons
     # by pair: 4/5, 0/2, 5/5, 0/4, 0/1, 4/5 (ties abstain; no majority of the others: skipped)
     assert (report.inter_human.agree, report.inter_human.n) == (13, 22)
@@ -87,7 +91,10 @@ def test_fleiss_kappa_and_krippendorff_alpha_match_reference_packages(
     )
     sign = {"a": 1, "t": 0, "b": -1}
     signed = np.array(
-        [[sign[v] * STRENGTH[h] for h, v in zip(HUMANS, votes, strict=True)] for votes in HUMAN_VOTES]
+        [
+            [sign[v] * STRENGTH[h] for h, v in zip(HUMANS, votes, strict=True)]
+            for votes in HUMAN_VOTES
+        ]
     ).T.astype(float)
     assert humans.alpha_ordinal == pytest.approx(
         krippendorff.alpha(reliability_data=signed, level_of_measurement="ordinal"), abs=1e-9

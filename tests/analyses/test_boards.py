@@ -13,7 +13,7 @@ from heart.analyses import (
     build_leaderboard,
     load_comparisons,
 )
-from heart.stats import bootstrap_by_conversation, fit_bradley_terry, win_matrix
+from heart.stats import bootstrap_by_conversation, fit_bradley_terry
 from heart.store import Store
 
 from ..rows import Verdict, seed_verdicts

@@ -30,7 +30,9 @@ def _verdicts() -> list[Verdict]:
             for y in range(x + 1, 5):
                 for n, judge in enumerate(["g1", "g2", "r1", "r2", "r3"]):
                     upset = (i + x + y + n) % 5 == 0
-                    out.append(Verdict(i, rank[x], rank[y], judge, "b" if upset else "a", 1 + n % 3))
+                    out.append(
+                        Verdict(i, rank[x], rank[y], judge, "b" if upset else "a", 1 + n % 3)
+                    )
     return out
 
 
@@ -61,11 +63,12 @@ def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
     assert boards == {"llm-all", "human-all", "all-all"}
     llm = [r for r in rows if r["board"] == "llm-all"]
     assert [r["system"] for r in llm] == ["m1", "human", "m2", "m3", "warm", "Best human"]
-    assert [r["#"] for r in llm] == ["1", "2", "3", "4", "5", "†"]
+    assert [r["rank"] for r in llm] == ["1", "2", "3", "4", "5", "†"]
+    assert abs(sum(float(r["elo"]) for r in llm[:5]) / 5 - 1500) < 1e-5
     md = (report / "report.md").read_text()
-    for heading in ("## LLM judges, all items", "## human raters, all items", "## Agreement",
-                    "### Reliability of the preference", "## Judge audit", "### Prompts"):  # fmt: skip
-        assert heading in md
+    headings = ["## LLM judges, all items", "## human raters, all items", "## Agreement"]
+    headings += ["### Reliability of the preference", "## Judge audit", "### Prompts"]
+    assert all(h in md for h in headings)
 
 
 def test_leaderboard_command_prints_each_board(study: Path) -> None:

@@ -12,8 +12,8 @@ from heart.stats._multiple import benjamini_hochberg
 def test_hand_example_adjusts_and_rejects_by_the_step_up_rule() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.2])
     adjusted, rejected = benjamini_hochberg(p, alpha=0.05)
-    # sorted 0.01, 0.03, 0.04, 0.2 -> ×4/k = 0.04, 0.06, 0.0533, 0.8 -> running min from the top
-    np.testing.assert_allclose(adjusted, [0.04, 0.16 / 3, 0.16 / 3, 0.8], rtol=1e-15)
+    # sorted 0.01, 0.03, 0.04, 0.2 -> ×4/k = 0.04, 0.06, 0.0533, 0.2 -> running min from the top
+    np.testing.assert_allclose(adjusted, [0.04, 0.16 / 3, 0.16 / 3, 0.2], rtol=1e-15)
     assert rejected.tolist() == [True, False, False, False]
 
 
@@ -52,11 +52,12 @@ def test_all_nan_or_empty_input_rejects_nothing() -> None:
     assert adjusted.shape == (0,) and rejected.shape == (0,)
 
 
-def test_keeps_the_input_shape_and_caps_at_one() -> None:
+def test_keeps_the_input_shape_and_never_exceeds_one() -> None:
     p = np.array([[0.9, 0.001], [0.95, 0.5]])
     adjusted, rejected = benjamini_hochberg(p)
     assert adjusted.shape == (2, 2) and rejected.shape == (2, 2)
-    np.testing.assert_allclose(adjusted, [[0.95, 0.004], [0.95, 2 / 3]])
+    # sorted 0.001, 0.5, 0.9, 0.95 -> ×4/k = 0.004, 1.0, 1.2, 0.95 -> running min from the top
+    np.testing.assert_allclose(adjusted, [[0.95, 0.004], [0.95, 0.95]])
     assert rejected.tolist() == [[False, True], [False, False]]
     assert benjamini_hochberg(np.array([1.0, 1.0]))[0].tolist() == [1.0, 1.0]
 

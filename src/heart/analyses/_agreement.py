@@ -149,7 +149,11 @@ def _group(comparisons: Comparisons, source: str) -> set[int]:
 
 
 def _human_llm(
-    votes: _Votes, humans: set[int], llms: set[int], judge_names: list[str], args: tuple[int, int, float]
+    votes: _Votes,
+    humans: set[int],
+    llms: set[int],
+    judge_names: list[str],
+    args: tuple[int, int, float],
 ) -> tuple[Rate | None, Rate | None, Rate | None, dict[str, Rate]]:
     """Human majority against the LLM ensemble's majority (all, ambiguous, clear pairs), and
     against each LLM judge's own vote."""
@@ -358,6 +362,10 @@ def analyse_agreement(
             s
             for name, g in groups
             if len(g) >= 2
-            and (s := _stability(comparisons.select(np.isin(comparisons.judge, sorted(g))), name, seed))
+            and (
+                s := _stability(
+                    comparisons.select(np.isin(comparisons.judge, sorted(g))), name, seed
+                )
+            )
         ],
     )

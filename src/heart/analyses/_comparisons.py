@@ -177,7 +177,9 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         rows = session.execute(query).all()
         completions = {
             r.id: (r.system, len(r.text.split()))
-            for r in session.execute(select(CompletionRow.id, CompletionRow.system, CompletionRow.text))
+            for r in session.execute(
+                select(CompletionRow.id, CompletionRow.system, CompletionRow.text)
+            )
         }
         roster = {r.name: (r.kind, r.family) for r in session.scalars(select(SystemRow))}
         judge_rows = session.execute(select(JudgeRow.name, JudgeRow.family, JudgeRow.source)).all()

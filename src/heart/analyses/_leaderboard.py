@@ -103,7 +103,7 @@ def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> Fl
     share = np.where(tie, 0.5, 1.0) * weight
     flat = np.bincount(
         (comparisons.conversation * k + winner) * k + loser, weights=share, minlength=c * k * k
-    )
+    ).astype(np.float64)
     flat += np.bincount(
         (comparisons.conversation[tie] * k + loser[tie]) * k + winner[tie],
         weights=share[tie],

@@ -113,8 +113,10 @@ def render_markdown(facts: StudyFacts) -> str:
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:76rem;color:#222;padding:0 1rem}
-table{border-collapse:collapse;margin:.6rem 0}th,td{padding:.25rem .55rem;border-bottom:1px solid #ddd}
-th{text-align:left;font-weight:600;font-size:.9rem}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:.6rem 0}
+th,td{padding:.25rem .55rem;border-bottom:1px solid #ddd}
+th{text-align:left;font-weight:600;font-size:.9rem}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 .flag{color:#b00020;font-weight:600}.note{color:#555;font-size:.88rem;max-width:60rem}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto}
 nav a{margin-right:1rem}pre{background:#f6f6f6;padding:1rem;overflow:auto}
@@ -168,9 +170,7 @@ def render_html(facts: StudyFacts) -> str:
     sections = [(b.key, b.title) for b in facts.boards] + [
         ("agreement", "Agreement"), ("audit", "Judge audit"), ("study", "Study"),
     ]  # fmt: skip
-    parts.append(
-        "<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>"
-    )
+    parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
     if warning:
         parts.append(f"<p class='flag' id='warning'>{e(warning)}</p>")
@@ -217,22 +217,44 @@ def _csv(header: list[str], rows: list[list[str]]) -> str:
     return buffer.getvalue()
 
 
+BOARD_CSV_HEADER = [
+    "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
+    "robust_high", "paper_low", "paper_high", "comparisons", "win_rate",
+    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES),
+]  # fmt: skip
+
+
+def _board_csv_rows(board: Board) -> list[list[str]]:
+    """The board at full precision: one row per system, the best human last (rank †)."""
+    ranked = [(str(r), s) for r, s in enumerate(board.leaderboard.standings, 1)]
+    if board.best_human is not None:
+        ranked.append(("†", board.best_human))
+    return [
+        [
+            board.key, rank, s.system, s.kind, s.family,
+            *(f"{x:.6f}" for x in (s.elo, s.low, s.high, s.robust_low, s.robust_high,
+                                   s.paper_low, s.paper_high)),
+            str(s.comparisons), f"{s.win_rate:.6f}",
+            *(f"{s.axis_win_rates[a]:.6f}" for a in AXES), *(f"{s.axis_elo[a]:.6f}" for a in AXES),
+        ]
+        for rank, s in ranked
+    ]  # fmt: skip
+
+
 def csv_files(facts: StudyFacts) -> dict[str, str]:
-    """The report's tables as CSV: every board, every pairwise difference, agreement, audit."""
+    """The report's tables as CSV: every board and every pairwise difference at full precision,
+    the agreement tables and the judge audit as shown."""
     board_rows, diff_rows = [], []
-    header = ["board"]
     for board in facts.boards:
-        table = board_table(board)
-        header = ["board", *table.header]
-        board_rows += [[board.key, *row] for row in table.rows]
+        board_rows += _board_csv_rows(board)
         names = board.leaderboard.systems
         diff_rows += [
-            [board.key, names[d.i], names[d.j], f"{d.difference:.3f}", f"{d.low:.3f}",
-             f"{d.high:.3f}", f"{d.p_value:.6f}", f"{d.p_adjusted:.6f}", str(d.significant)]
+            [board.key, names[d.i], names[d.j], f"{d.difference:.6f}", f"{d.low:.6f}",
+             f"{d.high:.6f}", f"{d.p_value:.6g}", f"{d.p_adjusted:.6g}", str(d.significant)]
             for d in board.leaderboard.differences
         ]  # fmt: skip
     files = {
-        "leaderboard.csv": _csv(header, board_rows),
+        "leaderboard.csv": _csv(BOARD_CSV_HEADER, board_rows),
         "differences.csv": _csv(
             ["board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant"],
             diff_rows,
@@ -294,4 +316,3 @@ def terminal_audit(audits: list[JudgeAudit]) -> RichTable:
     table.caption = "\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits)
     table.caption_style = "bold"
     return table
-

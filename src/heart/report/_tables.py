@@ -107,7 +107,9 @@ def board_table(board: Board) -> Table:
 
 
 def axis_elo_table(board: Board) -> Table:
-    rows = [[s.system, *(f"{s.axis_elo[a]:.0f}" for a in AXES)] for s in board.leaderboard.standings]
+    rows = [
+        [s.system, *(f"{s.axis_elo[a]:.0f}" for a in AXES)] for s in board.leaderboard.standings
+    ]
     return Table(
         f"Elo per axis: {board.title}",
         ["system", *AXES],
@@ -154,7 +156,9 @@ def ablation_table(board: Board) -> Table:
         [s.system, f"{s.elo:.0f}", *(_num(a.elo[s.system]) for a in lb.ablations)]
         for s in lb.standings
     ]
-    rows.append(["Kendall τ with the default", "1", *(_num(a.kendall_tau, 2) for a in lb.ablations)])
+    rows.append(
+        ["Kendall τ with the default", "1", *(_num(a.kendall_tau, 2) for a in lb.ablations)]
+    )
     note = " ".join(f"{a.name}: {a.description}." for a in lb.ablations)
     return Table(f"Ablations: {board.title}", header, rows, note, f"ablations-{board.key}")
 
@@ -169,7 +173,10 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
         ["each human rater vs the majority of the others", _rate(report.inter_human)],
         ["human vs LLM on ambiguous pairs", _rate(report.ambiguous)],
         ["human vs LLM on clear pairs", _rate(report.clear)],
-        *[[f"LLM judge {j} vs human majority", _rate(r)] for j, r in report.judge_vs_humans.items()],
+        *[
+            [f"LLM judge {j} vs human majority", _rate(r)]
+            for j, r in report.judge_vs_humans.items()
+        ],
     ]
     if any(cells[1] != "–" for cells in summary):
         tables.append(
@@ -179,8 +186,8 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
                 summary,
                 "Share of pairs where the two sides picked the same reply, with a percentile "
                 "interval from resampling conversations. Ties and judges whose verdicts changed "
-                f"with the order abstain. Ambiguous: no human majority side holds {pct(CLEAR_CONSENSUS)} "
-                "of the raters.",
+                "with the order abstain. Ambiguous: no side holds "
+                f"{pct(CLEAR_CONSENSUS)} of the human raters.",
                 "agreement-humans",
             )
         )
@@ -208,8 +215,15 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
         tables.append(
             Table(
                 "Reliability of the preference",
-                ["raters", "pairs", "raters", "Fleiss κ", "Krippendorff α (nominal)",
-                 "Krippendorff α (ordinal)", "Fleiss κ per axis"],  # fmt: skip
+                [
+                    "raters",
+                    "pairs",
+                    "raters",
+                    "Fleiss κ",
+                    "Krippendorff α (nominal)",
+                    "Krippendorff α (ordinal)",
+                    "Fleiss κ per axis",
+                ],
                 rows,
                 "κ on a / tie / b over the pairs rated by the most common number of raters; α "
                 "nominal on the same labels, ordinal on the signed strength.",
@@ -227,8 +241,15 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
         tables.append(
             Table(
                 "Ranking stability when judges are subsampled",
-                ["judges", "subset", "draws", "median τ", "5th percentile τ", "minimum τ",
-                 "same top system"],  # fmt: skip
+                [
+                    "judges",
+                    "subset",
+                    "draws",
+                    "median τ",
+                    "5th percentile τ",
+                    "minimum τ",
+                    "same top system",
+                ],
                 rows,
                 "Kendall τ between the full board and boards refitted on subsets of the judges.",
                 "stability",
@@ -281,4 +302,6 @@ def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
 
 
 def audit_table(audits: list[JudgeAudit]) -> Table:
-    return Table("Judge audit (LLM judges)", AUDIT_HEADER, audit_rows(audits), AUDIT_NOTE, "judge-audit")
+    return Table(
+        "Judge audit (LLM judges)", AUDIT_HEADER, audit_rows(audits), AUDIT_NOTE, "judge-audit"
+    )

@@ -7,13 +7,11 @@ import numpy as np
 from heart.stats._types import BoolArray, FloatArray
 
 
-def benjamini_hochberg(
-    pvalues: FloatArray, alpha: float = 0.05
-) -> tuple[FloatArray, BoolArray]:
+def benjamini_hochberg(pvalues: FloatArray, alpha: float = 0.05) -> tuple[FloatArray, BoolArray]:
     """Benjamini–Hochberg step-up adjustment controlling the false discovery rate at ``alpha``.
 
     Returns (adjusted p-values, rejected), both shaped like ``pvalues``. The adjusted value of the
-    k-th smallest of m p-values is min over l ≥ k of p_(l)·m/l, capped at 1; the hypotheses
+    k-th smallest of m p-values is min over l ≥ k of p_(l)·m/l (never above 1); the hypotheses
     rejected are the k smallest for the largest k with p_(k) ≤ k·alpha/m. NaN p-values stay NaN,
     are never rejected and do not count in m.
     """
@@ -40,7 +38,7 @@ def benjamini_hochberg(
         keep[: passing[-1] + 1] = True
 
     adj = np.empty(m)
-    adj[order] = np.minimum(stepped, 1.0)
+    adj[order] = stepped
     rej = np.empty(m, dtype=bool)
     rej[order] = keep
     adjusted[finite] = adj
