@@ -99,8 +99,14 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         assert page.locator("#board-human-all tbody tr").count() == 6
         widths = page.eval_on_selector_all("figure img", "els => els.map(e => e.naturalWidth)")
         ids = page.eval_on_selector_all("figure", "els => els.map(e => e.id)")
-        assert "heatmap-llm-all" in ids and "forest-llm-all" in ids and "h2h-llm-all" in ids
-        assert len(widths) == 1 + 2 * 3 and all(w > 300 for w in widths)
+        assert "heatmap-llm-all" in ids and "forest-llm-all" in ids
+        assert len(widths) == 1 + 3 and all(w > 300 for w in widths)
+        h2h = page.locator("#h2h-llm-all tbody tr")
+        m1_vs_human = [v for v in _verdicts() if v.judge in ("g1", "g2") and v.b == "human/x"]
+        m1_vs_human = [v for v in m1_vs_human if v.a == "m1"]
+        won = sum(v.winner == "a" for v in m1_vs_human) / len(m1_vs_human)
+        assert h2h.count() == 5
+        assert h2h.first.locator("td").nth(2).inner_text() == f"{100 * won:.0f}%"
         assert page.locator("#reliability tbody tr").count() == 2
         assert page.locator("#judge-audit tbody tr").count() == 2
         browser.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import select
+from sqlalchemy import Text, cast, func, select
 
 from heart.analyses._comparisons import Comparisons
 from heart.stats import wilson_interval
@@ -170,19 +170,22 @@ def audit_judges(
 
 
 def verdict_counts(store: Store, *, source: str = "llm") -> dict[str, VerdictCounts]:
-    """Per judge of ``source``: valid verdicts, failed ones, and valid ones that needed a re-ask."""
+    """Per judge of ``source``: valid verdicts, failed ones, and valid ones that needed a re-ask
+    (counted in the database: a re-asked verdict stores a non-empty list of refused answers)."""
+    reasked = func.length(cast(JudgmentRow.refused, Text)) > 2
     tally: dict[str, Counter[str]] = {}
     with store.session() as session:
         rows = session.execute(
-            select(JudgmentRow.judge, JudgmentRow.status, JudgmentRow.refused)
+            select(JudgmentRow.judge, JudgmentRow.status, reasked, func.count())
             .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
             .where(JudgeRow.source == source)
+            .group_by(JudgmentRow.judge, JudgmentRow.status, reasked)
         )
-        for judge, status, refused in rows:
+        for judge, status, was_reasked, n in rows:
             counter = tally.setdefault(judge, Counter())
-            counter[status] += 1
-            if status == "ok" and refused:
-                counter["reasked"] += 1
+            counter[status] += n
+            if status == "ok" and was_reasked:
+                counter["reasked"] += n
     return {
         judge: VerdictCounts(ok=c["ok"], failed=c["failed"], reasked=c["reasked"])
         for judge, c in tally.items()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 
 from heart.store import (
     CompletionRow,
@@ -149,6 +150,24 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
     return used.tolist(), [lookup[i] for i in indices]
 
 
+def _axis_arrays(texts: list[str | None]) -> tuple[Ints, npt.NDArray[np.float64]]:
+    """(n, 5) axis outcomes and strengths from the stored axes JSON texts, parsed in one go."""
+    cells = json.loads("[" + ",".join(t or "{}" for t in texts) + "]")
+    names = [axis.value for axis in Axis]
+    outcome, strength = [], []
+    none: dict[str, Any] = {}
+    for axes in cells:
+        for name in names:
+            cell = axes.get(name) or none
+            outcome.append(AXIS_CODES[cell.get("winner", "none")])
+            strength.append(cell.get("strength") or 0)
+    shape = (len(texts), len(names))
+    return (
+        np.asarray(outcome, dtype=np.int64).reshape(shape),
+        np.asarray(strength, dtype=np.float64).reshape(shape),
+    )
+
+
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays."""
     query = (
@@ -157,7 +176,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             JudgmentRow.order,
             JudgmentRow.winner,
             JudgmentRow.strength,
-            JudgmentRow.axes,
+            cast(JudgmentRow.axes, Text).label("axes"),
             JudgmentRow.pair_id,
             PairRow.a_id,
             PairRow.b_id,
@@ -174,15 +193,21 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     if source != "all":
         query = query.where(JudgeRow.source == source)
     with store.session() as session:
-        rows = session.execute(query).all()
+        connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
+        rows = connection.execute(query).all()
         completions = {
             r.id: (r.system, len(r.text.split()))
-            for r in session.execute(
+            for r in connection.execute(
                 select(CompletionRow.id, CompletionRow.system, CompletionRow.text)
             )
         }
-        roster = {r.name: (r.kind, r.family) for r in session.scalars(select(SystemRow))}
-        judge_rows = session.execute(select(JudgeRow.name, JudgeRow.family, JudgeRow.source)).all()
+        roster = {
+            r.name: (r.kind, r.family)
+            for r in connection.execute(select(SystemRow.name, SystemRow.kind, SystemRow.family))
+        }
+        judge_rows = connection.execute(
+            select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
+        ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
     systems = sorted(
         {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
@@ -207,15 +232,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
 
     outcome = ints([AXIS_CODES[r.winner] for r in rows])
     order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
-    axis_cells = [[(r.axes.get(axis.value) or {}) for axis in Axis] for r in rows]
-    axis_outcome = np.asarray(
-        [[AXIS_CODES[cell.get("winner", "none")] for cell in cells] for cells in axis_cells],
-        dtype=np.int64,
-    ).reshape(n, len(Axis))
-    axis_strength = np.asarray(
-        [[float(cell.get("strength") or 0) for cell in cells] for cells in axis_cells],
-        dtype=np.float64,
-    ).reshape(n, len(Axis))
+    axis_outcome, axis_strength = _axis_arrays([r.axes for r in rows])
     return Comparisons(
         systems=systems,
         judges=judges,

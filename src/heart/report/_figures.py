@@ -87,22 +87,3 @@ def forest_png(board: Board) -> bytes:
     ax.set_title(f"Elo with intervals ({board.title})", fontsize=10)
     ax.grid(axis="x", color="#eeeeee")
     return _png(fig)
-
-
-def head_to_head_png(board: Board) -> bytes:
-    """Share of the comparisons between each two systems won by the row's system."""
-    lb = board.leaderboard
-    k = len(lb.standings)
-    fig = Figure(figsize=(0.55 * k + 2.5, 0.5 * k + 1.6))
-    ax = fig.subplots()
-    ax.imshow(np.nan_to_num(lb.head_to_head, nan=0.5), cmap=BANDS, vmin=0, vmax=1)
-    for i in range(k):
-        for j in range(k):
-            value = lb.head_to_head[i, j]
-            if i != j and not math.isnan(value):
-                ax.text(j, i, f"{100 * value:.0f}", ha="center", va="center", fontsize=7)
-    names = lb.systems
-    ax.set_xticks(range(k), names, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(k), names, fontsize=8)
-    ax.set_title(f"Head to head: % won by the row ({board.title})", fontsize=10)
-    return _png(fig)

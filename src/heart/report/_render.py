@@ -13,7 +13,7 @@ from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit
 from heart.report._facts import StudyFacts
-from heart.report._figures import forest_png, head_to_head_png, heatmap_png
+from heart.report._figures import forest_png, heatmap_png
 from heart.report._tables import (
     AUDIT_HEADER,
     AXES,
@@ -26,6 +26,7 @@ from heart.report._tables import (
     axis_elo_table,
     board_table,
     differences_table,
+    head_to_head_table,
 )
 
 
@@ -47,6 +48,7 @@ def board_tables(board: Board) -> list[Table]:
     return [
         board_table(board),
         axis_elo_table(board),
+        head_to_head_table(board),
         differences_table(board),
         ablation_table(board),
     ]
@@ -183,9 +185,6 @@ def render_html(facts: StudyFacts) -> str:
         if n == 0:
             parts.append(_figure(heatmap_png(board), "leaderboard heatmap", f"heatmap-{board.key}"))
         parts.append(_figure(forest_png(board), "Elo forest plot", f"forest-{board.key}"))
-        parts.append(
-            _figure(head_to_head_png(board), "head-to-head win matrix", f"h2h-{board.key}")
-        )
         parts += [html_table(t) for t in tables[1:]]
     parts.append("<h2 id='agreement'>Agreement</h2>")
     tables = agreement_tables(facts.agreement)

@@ -120,6 +120,27 @@ def axis_elo_table(board: Board) -> Table:
     )
 
 
+def head_to_head_table(board: Board) -> Table:
+    """Share of the comparisons between each two systems won by the row's system."""
+    lb = board.leaderboard
+    names = lb.systems
+    rows, colours = [], []
+    for i, name in enumerate(names):
+        shares = [float(x) for x in lb.head_to_head[i]]
+        rows.append([name, *("" if i == j else pct(x) for j, x in enumerate(shares))])
+        colours.append(
+            [None, *(None if i == j else band_colour(x, 0.0, 1.0) for j, x in enumerate(shares))]
+        )
+    return Table(
+        f"Head to head: {board.title}",
+        ["won by ↓ against →", *names],
+        rows,
+        "Share of the comparisons between the two systems won by the row's system (ties half).",
+        f"h2h-{board.key}",
+        colours,
+    )
+
+
 def differences_table(board: Board) -> Table:
     """Pairwise Elo differences with bootstrap intervals and Benjamini–Hochberg p-values."""
     lb = board.leaderboard

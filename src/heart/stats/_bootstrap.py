@@ -44,8 +44,9 @@ def bootstrap_by_conversation(
 
     ``per_conversation_wins`` is (C, K, K), one weighted win matrix per conversation. Each round
     draws multinomial counts over conversations (numpy PCG64 seeded by ``seed``), sums the
-    matrices with those counts and refits; all rounds go through one batched Newton fit, each
-    with the rules of ``fit_bradley_terry`` (``ridge=None``: guard only where separated).
+    matrices with those counts and refits; all rounds go through one batched Newton fit started
+    at the full data's estimate, each with the rules of ``fit_bradley_terry`` (``ridge=None``:
+    guard only where separated).
     """
     _check_level(level)
     if rounds < 1:
@@ -58,7 +59,9 @@ def bootstrap_by_conversation(
     counts = rng.multinomial(c, np.full(c, 1.0 / c), size=rounds).astype(np.float64)
     replicates = (counts @ w.reshape(c, k * k)).reshape(rounds, k, k)
     lam, separated = _ridges(replicates, ridge)
-    theta, _, _ = _newton(replicates, lam, tol=1e-10, max_iter=200)
+    pooled = w.sum(axis=0)[None]
+    start, _, _ = _newton(pooled, _ridges(pooled, None)[0], tol=1e-10, max_iter=200)
+    theta, _, _ = _newton(replicates, lam, tol=1e-10, max_iter=200, start=start[0])
     present = (replicates.sum(axis=1) + replicates.sum(axis=2)) > 0
     elo = elo_from_theta(theta)
     elo[~present] = np.nan

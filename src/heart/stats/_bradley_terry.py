@@ -86,9 +86,16 @@ def _log_likelihood(theta: FloatArray, wins: FloatArray, ridge: FloatArray) -> F
 
 
 def _newton(
-    wins: FloatArray, ridge: FloatArray, tol: float, max_iter: int
+    wins: FloatArray,
+    ridge: FloatArray,
+    tol: float,
+    max_iter: int,
+    start: FloatArray | None = None,
 ) -> tuple[FloatArray, IntArray, BoolArray]:
     """Maximise the penalised log-likelihood for each of R stacked matrices at once.
+
+    ``start`` (K,) is where every replicate's search begins (default zero): the optimum is
+    unique, so it changes only how many steps it takes.
 
     Newton steps solve (H + ridge·I + J)·δ = ∇, where H is the (Laplacian) negative Hessian and
     J = 11ᵀ/K_c on the compared systems pins the gauge (it does not change a step orthogonal to
@@ -103,7 +110,7 @@ def _newton(
     gauge = c[:, :, None] * c[:, None, :] / n_c[:, None, None]
     gauge[:, np.arange(k), np.arange(k)] += 1.0 - c + ridge[:, None]
 
-    theta = np.zeros((r, k))
+    theta = np.zeros((r, k)) if start is None else np.where(compared, start[None, :], 0.0)
     value = _log_likelihood(theta, wins, ridge)
     iterations = np.zeros(r, dtype=np.int64)
     converged = np.zeros(r, dtype=bool)
