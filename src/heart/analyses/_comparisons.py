@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Text, cast, select
+from sqlalchemy import select
 
 from heart.store import (
     CompletionRow,
@@ -150,33 +149,17 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
     return used.tolist(), [lookup[i] for i in indices]
 
 
-def _axis_arrays(texts: list[str | None]) -> tuple[Ints, npt.NDArray[np.float64]]:
-    """(n, 5) axis outcomes and strengths from the stored axes JSON texts, parsed in one go."""
-    cells = json.loads("[" + ",".join(t or "{}" for t in texts) + "]")
-    names = [axis.value for axis in Axis]
-    outcome, strength = [], []
-    none: dict[str, Any] = {}
-    for axes in cells:
-        for name in names:
-            cell = axes.get(name) or none
-            outcome.append(AXIS_CODES[cell.get("winner", "none")])
-            strength.append(cell.get("strength") or 0)
-    shape = (len(texts), len(names))
-    return (
-        np.asarray(outcome, dtype=np.int64).reshape(shape),
-        np.asarray(strength, dtype=np.float64).reshape(shape),
-    )
-
-
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays."""
+    # the axis verdicts are read out of the JSON by the database: columns 4 to 13
     query = (
         select(
             JudgmentRow.judge,
             JudgmentRow.order,
             JudgmentRow.winner,
             JudgmentRow.strength,
-            cast(JudgmentRow.axes, Text).label("axes"),
+            *(JudgmentRow.axes[(axis.value, "winner")].as_string() for axis in Axis),
+            *(JudgmentRow.axes[(axis.value, "strength")].as_integer() for axis in Axis),
             JudgmentRow.pair_id,
             PairRow.a_id,
             PairRow.b_id,
@@ -232,7 +215,13 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
 
     outcome = ints([AXIS_CODES[r.winner] for r in rows])
     order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
-    axis_outcome, axis_strength = _axis_arrays([r.axes for r in rows])
+    n_axes, at = len(Axis), 4
+    axis_outcome = np.asarray(
+        [AXIS_CODES[cell or "none"] for r in rows for cell in r[at : at + n_axes]], dtype=np.int64
+    ).reshape(n, n_axes)
+    axis_strength = np.asarray(
+        [cell or 0 for r in rows for cell in r[at + n_axes : at + 2 * n_axes]], dtype=np.float64
+    ).reshape(n, n_axes)
     return Comparisons(
         systems=systems,
         judges=judges,

@@ -23,6 +23,7 @@ from heart.stats import (
 from heart.types import Axis
 
 Floats = npt.NDArray[np.float64]
+ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablatio
     unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
     weakest = tie | (comparisons.strength <= 1)
     ties = fit_bradley_terry(win_matrix(winner, loser, comparisons.strength, k, tie=weakest)).elo
-    online = online_elo(winner, loser, tie, k, seed=seed)
+    online = online_elo(winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed)
     variants = [
         ("unweighted", "every verdict counts once, whatever its strength", unweighted),
         (
@@ -143,7 +144,11 @@ def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablatio
             "verdicts of the weakest strength (1 of 5) count as ties, half to each side",
             ties,
         ),
-        ("online Elo", "sequential Elo updates (K = 4), averaged over 100 random orders", online),
+        (
+            "online Elo",
+            f"sequential Elo updates (K = 4), averaged over {ONLINE_ORDERS} random orders",
+            online,
+        ),
     ]
     return [
         Ablation(

@@ -41,15 +41,18 @@ def online_elo(
     else:
         rng = np.random.Generator(np.random.PCG64(seed))
         orders = rng.permuted(np.tile(np.arange(n), (permutations, 1)), axis=1)
-    score = np.where(t, 0.5, 1.0)
-    ratings = np.full((orders.shape[0], n_systems), ELO_BASE)
-    rows = np.arange(orders.shape[0])
-    for step in range(n):
-        pick = orders[:, step]
-        a, b = w[pick], lo[pick]
-        expected = 1.0 / (1.0 + 10.0 ** ((ratings[rows, b] - ratings[rows, a]) / 400.0))
-        delta = k_factor * (score[pick] - expected)
-        ratings[rows, a] += delta
-        ratings[rows, b] -= delta
-    result: FloatArray = ratings.mean(axis=0)
+    winners, losers = w.tolist(), lo.tolist()
+    scores = np.where(t, 0.5, 1.0).tolist()
+    per_elo = math.log(10.0) / 400.0  # 10^(x/400) = e^(x·per_elo)
+    exp = math.exp
+    total = np.zeros(n_systems)
+    for order in orders.tolist():  # plain floats: faster than arrays for one order at a time
+        ratings = [ELO_BASE] * n_systems
+        for i in order:
+            a, b = winners[i], losers[i]
+            ra, rb = ratings[a], ratings[b]
+            delta = k_factor * (scores[i] - 1.0 / (1.0 + exp((rb - ra) * per_elo)))
+            ratings[a], ratings[b] = ra + delta, rb - delta
+        total += ratings
+    result: FloatArray = total / len(orders)
     return result
