@@ -127,3 +127,29 @@ def test_no_humans_means_no_human_figures(store: Store) -> None:
     assert report.human_llm is None and report.inter_human is None
     assert report.judge_pairs == [] and report.reliability == [] and report.stability == []
     assert report.empty
+
+
+def test_a_judge_whose_verdict_flips_with_the_order_abstains_in_alpha(store: Store) -> None:
+    # g1 and g2 see four pairs in both orders; g1 flips on pair 0, g2 on pair 3
+    g1 = [("a", "b"), ("a", "a"), ("b", "b"), ("a", "a")]
+    g2 = [("a", "a"), ("b", "b"), ("b", "b"), ("b", "a")]
+    verdicts = [
+        Verdict(i, "s1", "s2", judge, winner, 2, order)
+        for judge, seen in (("g1", g1), ("g2", g2))
+        for i, pair in enumerate(seen)
+        for order, winner in zip(("ab", "ba"), pair, strict=True)
+    ]
+    seed_verdicts(store, verdicts)
+    report = analyse_agreement(load_comparisons(store), rounds=50)
+    [llm] = report.reliability
+    nan = float("nan")
+    nominal = np.array([[nan, 0, 2, 0], [0, 2, 2, nan]])  # a = 0, b = 2; flips abstain
+    assert llm.alpha_nominal == pytest.approx(
+        krippendorff.alpha(reliability_data=nominal, level_of_measurement="nominal"), abs=1e-12
+    )
+    signed = np.array([[0, 2, -2, 2], [2, -2, -2, 0]], dtype=float)  # mean over both orders
+    assert llm.alpha_ordinal == pytest.approx(
+        krippendorff.alpha(reliability_data=signed, level_of_measurement="ordinal"), abs=1e-12
+    )
+    [(_, _, rate)] = report.judge_pairs  # only pairs 1 and 2 have a vote from both
+    assert (rate.agree, rate.n) == (1, 2)

@@ -221,20 +221,26 @@ def _between_judges(
 
 
 def _rating_matrix(
-    comparisons: Comparisons, judges: list[int], values: npt.NDArray[np.float64]
+    comparisons: Comparisons, judges: list[int], values: npt.NDArray[np.float64], *, agree: bool
 ) -> npt.NDArray[np.float64]:
-    """(judges, pairs) mean of ``values`` over each judge's verdicts on each pair; NaN unseen."""
+    """(judges, pairs): each judge's value for each pair, NaN where it gave none. A judge that
+    gave several (both orders) gets their mean, or with ``agree`` NaN unless they are equal."""
     column = {j: i for i, j in enumerate(judges)}
     n_pairs = int(comparisons.pair.max()) + 1 if len(comparisons) else 0
-    total = np.zeros((len(judges), n_pairs))
-    count = np.zeros((len(judges), n_pairs))
+    shape = (len(judges), n_pairs)
+    total, count = np.zeros(shape), np.zeros(shape)
+    low, high = np.full(shape, np.inf), np.full(shape, -np.inf)
     rows = np.isin(comparisons.judge, judges)
-    r = np.asarray([column[j] for j in comparisons.judge[rows].tolist()], dtype=np.int64)
-    np.add.at(total, (r, comparisons.pair[rows]), values[rows])
-    np.add.at(count, (r, comparisons.pair[rows]), 1.0)
-    out: npt.NDArray[np.float64] = np.divide(
-        total, count, out=np.full(total.shape, np.nan), where=count > 0
+    cell = (
+        np.asarray([column[j] for j in comparisons.judge[rows].tolist()], dtype=np.int64),
+        comparisons.pair[rows],
     )
+    np.add.at(total, cell, values[rows])
+    np.add.at(count, cell, 1.0)
+    np.minimum.at(low, cell, values[rows])
+    np.maximum.at(high, cell, values[rows])
+    seen = (count > 0) & ((low == high) if agree else True)
+    out: npt.NDArray[np.float64] = np.divide(total, count, out=np.full(shape, np.nan), where=seen)
     return out
 
 
@@ -261,9 +267,8 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
         [comparisons.strength, -comparisons.strength],
         0.0,
     )
-    nominal = _rating_matrix(comparisons, judges, votes)
-    nominal[(nominal != np.round(nominal))] = np.nan  # verdicts that differ by order abstain
-    ordinal = _rating_matrix(comparisons, judges, signed)
+    nominal = _rating_matrix(comparisons, judges, votes, agree=True)  # a flip abstains
+    ordinal = _rating_matrix(comparisons, judges, signed, agree=False)
     pairable = np.isfinite(nominal).sum(axis=0) >= 2
     if not pairable.any():
         return None
@@ -275,8 +280,7 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
         if not np.any(mine & (outcome != NONE)):
             continue  # this group gave no axis verdicts
         axis_votes = np.select([outcome == 0, outcome == 1], [0.0, 2.0], 1.0)
-        matrix = _rating_matrix(comparisons, judges, axis_votes)
-        matrix[(matrix != np.round(matrix))] = np.nan
+        matrix = _rating_matrix(comparisons, judges, axis_votes, agree=True)
         axis_kappa[axis.value] = _kappa(matrix)[0]
     return Reliability(
         group=name,
@@ -284,8 +288,8 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
         raters=len(judges),
         kappa=kappa,
         kappa_units=kappa_units,
-        alpha_nominal=krippendorff_alpha(nominal[:, pairable], level="nominal"),
-        alpha_ordinal=krippendorff_alpha(ordinal[:, pairable], level="ordinal"),
+        alpha_nominal=krippendorff_alpha(nominal, level="nominal"),
+        alpha_ordinal=krippendorff_alpha(ordinal, level="ordinal"),
         axis_kappa=axis_kappa,
     )
 

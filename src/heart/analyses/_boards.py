@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons, Source
 from heart.analyses._leaderboard import Leaderboard, Standing, build_leaderboard
 from heart.types import SystemKind
 
+Floats = npt.NDArray[np.float64]
 BEST_HUMAN = "Best human"
 SOURCE_TITLES: dict[Source, str] = {"llm": "LLM judges", "human": "human raters", "all": "combined"}
 
@@ -39,7 +41,7 @@ class Board:
         return f"{self.source}-{self.subset}"
 
 
-def _won(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+def _won(comparisons: Comparisons) -> tuple[Floats, Floats]:
     """Per completion: its score (wins, ties half) and its number of comparisons."""
     n = len(comparisons.completions)
     out = comparisons.outcome
@@ -52,7 +54,7 @@ def _won(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     count = np.bincount(comparisons.completion_a, minlength=n) + np.bincount(
         comparisons.completion_b, minlength=n
     )
-    return score, count
+    return score.astype(np.float64), count.astype(np.float64)
 
 
 def best_human_comparisons(comparisons: Comparisons) -> Comparisons | None:
