@@ -154,6 +154,27 @@ class JudgingSpec(Strict):
     prompt_version: str = Field("v2", pattern=r"^v[0-9]+$")
 
 
+class PeopleSpec(Strict):
+    """Human work collected in the web app: how many people per context, pair and completion,
+    how long a claim lasts, and how often quality checks are mixed in."""
+
+    human_system: str = Field(
+        "human", description="the system (kind 'human') that people's completions belong to"
+    )
+    writers_per_item: int = Field(3, gt=0, le=20)
+    raters_per_pair: int = Field(5, gt=0, le=20)
+    labellers_per_completion: int = Field(2, gt=0, le=10)
+    label_completions: int = Field(
+        0, ge=0, description="completions sampled (evenly over systems) for strategy labels"
+    )
+    claim_minutes: float = Field(30.0, gt=0, le=24 * 60)
+    check_every: int = Field(
+        8, ge=0, description="one gold or attention check per this many judge tasks (0: none)"
+    )
+    min_words: int = Field(3, gt=0)
+    max_words: int = Field(80, gt=0)
+
+
 class ItemsSpec(Strict):
     esconv: str | None = Field(None, description="ESConv file or folder, relative to the study")
     regular: int = Field(280, gt=0)
@@ -182,6 +203,7 @@ class StudyConfig(Strict):
     judging: JudgingSpec = JudgingSpec()
     ratings: RatingsSpec = RatingsSpec()
     engine: EngineSpec = EngineSpec()
+    people: PeopleSpec = PeopleSpec()
 
     @field_validator("systems")
     @classmethod

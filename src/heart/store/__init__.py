@@ -9,11 +9,13 @@ from heart.store._tables import (
     ItemRow,
     JudgeRow,
     JudgmentRow,
+    LabelRow,
     PairRow,
     PromptRow,
     RaterRow,
     ScreeningRow,
     SystemRow,
+    TaskRow,
 )
 
 __all__ = [
@@ -24,12 +26,14 @@ __all__ = [
     "ItemRow",
     "JudgeRow",
     "JudgmentRow",
+    "LabelRow",
     "PairRow",
     "PromptRow",
     "RaterRow",
     "ScreeningRow",
     "Store",
     "SystemRow",
+    "TaskRow",
     "now_iso",
     "open_store",
 ]

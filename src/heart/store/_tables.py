@@ -166,3 +166,46 @@ class CallRow(Base):
     model: Mapped[str] = mapped_column(String(200))
     response: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class TaskRow(Base):
+    """One seat of human work: a writer for an item, a rater for a pair, or a labeller for a
+    completion. Unique seats make over-filling impossible; a rater holds at most one seat per
+    target, so nobody writes, judges or labels the same thing twice.
+
+    A claim is the rater and its expiry (epoch seconds); an expired claim returns to the pool.
+    ``check`` marks quality-control tasks ("gold" or "attention") with their ``expected``
+    answer; ``shown`` is the A/B order a judge task is served in, decided on the server.
+    """
+
+    __tablename__ = "tasks"
+    __table_args__ = (
+        UniqueConstraint("kind", "target", "seat"),
+        UniqueConstraint("kind", "target", "rater_id"),
+    )
+    id: Mapped[str] = mapped_column(String(120), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10), index=True)  # write | judge | label
+    target: Mapped[str] = mapped_column(String(60))  # item, pair or completion id
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    shown: Mapped[str] = mapped_column(String(2), default="ab")
+    check: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    expected: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    rater_id: Mapped[str | None] = mapped_column(ForeignKey("raters.id"), nullable=True)
+    expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    served_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    submitted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    done: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
+    passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)  # checks only
+
+
+class LabelRow(Base):
+    """A person's strategy labels for one completion (which of the 15 strategies it uses)."""
+
+    __tablename__ = "strategy_labels"
+    __table_args__ = (UniqueConstraint("completion_id", "rater_id"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    completion_id: Mapped[str] = mapped_column(ForeignKey("completions.id"), index=True)
+    rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), index=True)
+    strategies: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[str] = mapped_column(String(32))

@@ -1,0 +1,63 @@
+"""People in the loop: seats of human work, claims safe under concurrency, submissions, access
+and quality control. The web app (heart.web) is one front end to these."""
+
+from heart.people._claims import (
+    ATTENTION_REPLY,
+    CHOICES,
+    GOLD_REPLY,
+    Task,
+    TaskRefused,
+    check_reply,
+    claim,
+    load_task,
+    submit_judgment,
+    submit_labels,
+    submit_write,
+)
+from heart.people._quality import RaterQuality, review_quality, time_outliers
+from heart.people._raters import invite, prolific_rater, rater_for_token, token_hash
+from heart.people._tasks import (
+    ATTENTION,
+    GOLD,
+    JUDGE,
+    KINDS,
+    LABEL,
+    WRITE,
+    TaskCounts,
+    expected_answer,
+    shown_order,
+    sync_tasks,
+    task_id,
+)
+
+__all__ = [
+    "ATTENTION",
+    "ATTENTION_REPLY",
+    "CHOICES",
+    "GOLD",
+    "GOLD_REPLY",
+    "JUDGE",
+    "KINDS",
+    "LABEL",
+    "WRITE",
+    "RaterQuality",
+    "Task",
+    "TaskCounts",
+    "TaskRefused",
+    "check_reply",
+    "claim",
+    "expected_answer",
+    "invite",
+    "load_task",
+    "prolific_rater",
+    "rater_for_token",
+    "review_quality",
+    "shown_order",
+    "submit_judgment",
+    "submit_labels",
+    "submit_write",
+    "sync_tasks",
+    "task_id",
+    "time_outliers",
+    "token_hash",
+]

@@ -1,0 +1,87 @@
+"""Quality control of human work: gold and attention checks, and odd completion times.
+
+A rater who fails half or more of the checks they took is excluded from the analyses: the
+rater and their work stay in the store, with the reason. A task's time is from serving to
+submitting; times far from the median of their kind (robust z-score over 3.5, from the
+median absolute deviation) are flagged for a look, not excluded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import select
+
+from heart.store import RaterRow, Store, TaskRow
+
+OUTLIER_Z = 3.5
+MAD_TO_SD = 1.4826  # MAD of a normal distribution times this is its standard deviation
+
+
+@dataclass(frozen=True)
+class RaterQuality:
+    rater: str
+    entry: str
+    tasks: dict[str, int]  # kind -> submitted
+    checks: int
+    failed: int
+    odd_times: int
+    median_seconds: float
+    excluded: str | None
+
+
+def time_outliers(seconds: list[float]) -> list[bool]:
+    """Which durations lie more than 3.5 robust standard deviations from the median."""
+    x = np.asarray(seconds, dtype=np.float64)
+    if x.size < 3:
+        return [False] * x.size
+    median = float(np.median(x))
+    spread = MAD_TO_SD * float(np.median(np.abs(x - median)))
+    if spread == 0:
+        return [False] * x.size
+    return [bool(z > OUTLIER_Z) for z in np.abs(x - median) / spread]
+
+
+def review_quality(store: Store) -> list[RaterQuality]:
+    """Score every rater's checks and times; exclude (with the reason) those who failed half or
+    more of their checks, and lift an exclusion the checks no longer support."""
+    with store.session() as session:
+        rows = session.execute(
+            select(TaskRow.rater_id, TaskRow.kind, TaskRow.check, TaskRow.passed,
+                   TaskRow.served_at, TaskRow.submitted_at).where(TaskRow.done)
+        ).all()  # fmt: skip
+        durations: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for rater, kind, _check, _passed, served, submitted in rows:
+            if rater is not None and served is not None and submitted is not None:
+                durations[kind].append((rater, submitted - served))
+        odd: dict[str, int] = defaultdict(int)
+        for pairs in durations.values():
+            for (rater, _), flagged in zip(
+                pairs, time_outliers([d for _, d in pairs]), strict=True
+            ):
+                odd[rater] += flagged
+        out = []
+        for person in session.scalars(select(RaterRow).order_by(RaterRow.id)):
+            mine = [r for r in rows if r.rater_id == person.id]
+            checks = [r for r in mine if r.check]
+            failed = sum(1 for r in checks if r.passed is False)
+            if checks and 2 * failed >= len(checks):
+                person.excluded_reason = f"failed {failed} of {len(checks)} quality checks"
+            elif person.excluded_reason and person.excluded_reason.startswith("failed "):
+                person.excluded_reason = None
+            times = [r.submitted_at - r.served_at for r in mine if r.served_at and r.submitted_at]
+            tasks: dict[str, int] = defaultdict(int)
+            for r in mine:
+                if not r.check:
+                    tasks[r.kind] += 1
+            out.append(
+                RaterQuality(
+                    rater=person.id, entry=str(person.meta.get("entry", "")), tasks=dict(tasks),
+                    checks=len(checks), failed=failed, odd_times=odd[person.id],
+                    median_seconds=float(np.median(times)) if times else float("nan"),
+                    excluded=person.excluded_reason,
+                )
+            )  # fmt: skip
+    return out

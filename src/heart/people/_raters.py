@@ -1,0 +1,57 @@
+"""People's access: invite tokens (only their hash is stored) and Prolific-style entry."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from sqlalchemy import select
+
+from heart.store import RaterRow, Store, now_iso
+from heart.types import stable_id
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def invite(store: Store, n: int, note: str = "") -> list[tuple[str, str]]:
+    """Create ``n`` raters, each with a random invite token; returns (rater id, token). The
+    token is shown once: the store keeps only its sha256."""
+    if n < 1:
+        raise ValueError(f"the number of invites must be positive, got {n}")
+    out = []
+    with store.session() as session:
+        for _ in range(n):
+            token = secrets.token_urlsafe(24)
+            rater = "r-" + secrets.token_hex(6)
+            session.add(
+                RaterRow(id=rater, token_hash=token_hash(token),
+                         meta={"entry": "invite", "note": note}, created_at=now_iso())
+            )  # fmt: skip
+            out.append((rater, token))
+    return out
+
+
+def rater_for_token(store: Store, token: str) -> str | None:
+    """The rater an invite token belongs to, if any."""
+    with store.session() as session:
+        return session.scalar(select(RaterRow.id).where(RaterRow.token_hash == token_hash(token)))
+
+
+def prolific_rater(store: Store, participant: str, study: str, session_id: str) -> str:
+    """The rater for a Prolific-style entry. The participant id is stored only as a hash; the
+    same participant in the same study always gets the same rater."""
+    if not participant.strip():
+        raise ValueError("the entry link has no participant id")
+    rater = stable_id("p-", study, participant, length=12)
+    with store.session() as session:
+        if session.get(RaterRow, rater) is None:
+            session.add(
+                RaterRow(
+                    id=rater, token_hash=None, created_at=now_iso(),
+                    meta={"entry": "prolific", "study": study, "session": session_id,
+                          "participant_hash": token_hash(f"{study}\x1f{participant}")},
+                )
+            )  # fmt: skip
+    return rater

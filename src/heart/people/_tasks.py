@@ -1,0 +1,109 @@
+"""The seats of human work, built from the store: writers per item, raters per pair (with
+gold and attention checks mixed in), labellers per sampled completion. Idempotent."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from heart.config import PeopleSpec
+from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
+from heart.types import sha256_hex
+
+WRITE, JUDGE, LABEL = "write", "judge", "label"
+KINDS = (WRITE, JUDGE, LABEL)
+GOLD, ATTENTION = "gold", "attention"
+
+
+@dataclass(frozen=True)
+class TaskCounts:
+    """Seats per kind after a sync, and how many the sync added."""
+
+    seats: dict[str, int]
+    added: dict[str, int]
+
+
+def task_id(kind: str, target: str, seat: int) -> str:
+    return f"{kind}:{target}:{seat}"
+
+
+def shown_order(seed: int, task: str) -> str:
+    """The A/B order a judge seat is served in: a seeded coin per seat."""
+    return "ab" if int(sha256_hex(f"{seed}\x1f{task}")[:8], 16) % 2 == 0 else "ba"
+
+
+def expected_answer(check: str | None, shown: str) -> str | None:
+    """The answer a check seat must get. Gold: the original supporter reply (shown first when
+    the order is ab) must win. Attention: the reply that asks for it (shown first when ab) must
+    be marked much better."""
+    if check is None:
+        return None
+    side = "A" if shown == "ab" else "B"
+    return side if check == GOLD else f"{side}++"
+
+
+def _label_sample(
+    completions: list[tuple[str, str, str]], n: int, seed: int
+) -> list[tuple[str, str]]:
+    """``n`` (completion, item) pairs spread evenly over systems, seeded, stable as data grow."""
+    by_system: dict[str, list[tuple[str, str]]] = {}
+    for cid, item, system in sorted(completions):
+        by_system.setdefault(system, []).append((cid, item))
+    rng = random.Random(seed)
+    for rows in by_system.values():
+        rng.shuffle(rows)
+    out: list[tuple[str, str]] = []
+    depth = 0
+    while len(out) < n and any(depth < len(rows) for rows in by_system.values()):
+        for system in sorted(by_system):
+            rows = by_system[system]
+            if depth < len(rows) and len(out) < n:
+                out.append(rows[depth])
+        depth += 1
+    return out
+
+
+def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
+    """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
+    after every ``check_every`` judge seats one check seat on an item: gold or attention in
+    turn), ``labellers_per_completion`` per sampled completion. Existing seats are kept."""
+    with store.session() as s:
+        have = {(k, t) for k, t in s.execute(select(TaskRow.kind, TaskRow.target)).all()}
+        items = sorted(s.scalars(select(ItemRow.id)).all())
+        pairs = s.execute(select(PairRow.id, PairRow.item_id).order_by(PairRow.id)).all()
+        done = s.execute(
+            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system).where(
+                CompletionRow.status == "ok"
+            )
+        ).all()
+        rows: list[TaskRow] = []
+
+        def seats(kind: str, target: str, item: str, n: int, check: str | None = None) -> None:
+            if (kind, target) in have:
+                return
+            for seat in range(n):
+                tid = task_id(kind, target, seat)
+                shown = shown_order(seed, tid) if kind == JUDGE else "ab"
+                rows.append(
+                    TaskRow(id=tid, kind=kind, target=target, item_id=item, seat=seat,
+                            shown=shown, check=check, expected=expected_answer(check, shown),
+                            done=False)
+                )  # fmt: skip
+
+        for item in items:
+            seats(WRITE, item, item, spec.writers_per_item)
+        for n, (pair, item) in enumerate(pairs, 1):
+            seats(JUDGE, pair, item, spec.raters_per_pair)
+            if spec.check_every and n % spec.check_every == 0:
+                check = GOLD if (n // spec.check_every) % 2 else ATTENTION
+                seats(JUDGE, f"{check}-{pair}", item, spec.raters_per_pair, check=check)
+        for cid, item in _label_sample(list(done), spec.label_completions, seed):
+            seats(LABEL, cid, item, spec.labellers_per_completion)
+        added = Counter(row.kind for row in rows)
+        s.add_all(rows)
+        s.flush()
+        seats_now = Counter(s.scalars(select(TaskRow.kind)).all())
+    return TaskCounts(seats={k: seats_now[k] for k in KINDS}, added={k: added[k] for k in KINDS})
