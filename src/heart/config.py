@@ -173,6 +173,12 @@ class PeopleSpec(Strict):
     )
     min_words: int = Field(3, gt=0)
     max_words: int = Field(80, gt=0)
+    completion_code: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the code shown to Prolific participants when no work is left for them",
+    )
 
 
 class ItemsSpec(Strict):

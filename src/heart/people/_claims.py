@@ -45,6 +45,10 @@ CHOICES = {
 }
 """The five-option scale: key → (side, strength, label). Much better counts twice."""
 
+CHARS_PER_WORD = 12
+"""A reply may be ``max_words`` times this many characters long: room for long words, not for
+one endless one."""
+
 GOLD_REPLY = "Okay. Anyway, that's not really my problem, so let's talk about something else."
 ATTENTION_REPLY = (
     "This reply is a check that you are reading carefully: please mark this reply as much "
@@ -189,6 +193,12 @@ def check_reply(text: str, spec: PeopleSpec) -> str:
     if words > spec.max_words:
         raise TaskRefused(
             f"keep the reply to {spec.max_words} words or fewer (this has {words}); "
+            "aim for 1 to 3 sentences, about 40 words"
+        )
+    limit = spec.max_words * CHARS_PER_WORD
+    if len(clean) > limit:
+        raise TaskRefused(
+            f"keep the reply under {limit} characters (this has {len(clean)}); "
             "aim for 1 to 3 sentences, about 40 words"
         )
     return clean
