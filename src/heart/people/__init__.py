@@ -3,6 +3,7 @@ and quality control. The web app (heart.web) is one front end to these."""
 
 from heart.people._claims import (
     ATTENTION_REPLY,
+    CHARS_PER_WORD,
     CHOICES,
     GOLD_REPLY,
     Task,
@@ -33,6 +34,7 @@ from heart.people._tasks import (
 __all__ = [
     "ATTENTION",
     "ATTENTION_REPLY",
+    "CHARS_PER_WORD",
     "CHOICES",
     "GOLD",
     "GOLD_REPLY",

@@ -1,0 +1,109 @@
+"""The admin area, behind its own token and cookie: progress per kind of work, quality flags,
+and downloads of what people produced. A rater's session opens none of it."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy import select
+
+from heart.people import KINDS, review_quality
+from heart.store import Store, TaskRow
+from heart.web._export import COLUMNS, FORMATS, TABLES, export_rows, to_csv, to_jsonl
+from heart.web._session import ADMIN_COOKIE, ADMIN_MAX_AGE
+from heart.web._state import message, render, see_other, web
+
+router = APIRouter()
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Seats of one kind of work: submitted, held by someone right now, free to take."""
+
+    kind: str
+    seats: int
+    done: int
+    claimed: int
+    open: int
+
+
+def progress(store: Store, now: float) -> list[Progress]:
+    """Seats per kind, with judge checks (gold and attention) on a row of their own."""
+    with store.session() as s:
+        rows = s.execute(
+            select(TaskRow.kind, TaskRow.check, TaskRow.done, TaskRow.rater_id, TaskRow.expires_at)
+        ).all()
+    counts: dict[str, Counter[str]] = {}
+    for kind, check, done, rater, expires in rows:
+        name = f"{kind} (checks)" if check else kind
+        state = "done" if done else ("claimed" if rater and (expires or 0) >= now else "open")
+        counts.setdefault(name, Counter())[state] += 1
+    order = [*KINDS, "judge (checks)"]
+    return [
+        Progress(name, sum(c.values()), c["done"], c["claimed"], c["open"])
+        for name in order
+        if (c := counts.get(name, Counter())) or name in KINDS
+    ]
+
+
+def _refused(request: Request) -> Response:
+    return message(
+        request, 403, "Admin only",
+        "This page is for the study team. Open the admin link that `heart serve` printed.",
+    )  # fmt: skip
+
+
+def _is_admin(request: Request) -> bool:
+    return web(request).signer.admin_ok(request.cookies.get(ADMIN_COOKIE))
+
+
+@router.get("/admin")
+def admin(request: Request, token: str | None = None) -> Response:
+    state = web(request)
+    if token is not None:
+        if not state.signer.admin_token_ok(token):
+            return _refused(request)
+        response = see_other("/admin")
+        response.set_cookie(
+            ADMIN_COOKIE, state.signer.admin_cookie(), max_age=ADMIN_MAX_AGE, path="/admin",
+            httponly=True, samesite="lax", secure=request.url.scheme == "https",
+        )  # fmt: skip
+        return response
+    if not _is_admin(request):
+        return _refused(request)
+    quality = review_quality(state.study.store)
+    return render(
+        request,
+        "admin.html",
+        study=state.study.config.name,
+        progress=progress(state.study.store, time.time()),
+        quality=quality,
+        kinds=KINDS,
+        median=lambda x: "–" if math.isnan(x) else f"{x:.0f} s",
+        tables=TABLES,
+        formats=FORMATS,
+    )
+
+
+@router.get("/admin/export/{table}.{fmt}")
+def admin_export(request: Request, table: str, fmt: str) -> Response:
+    if not _is_admin(request):
+        return _refused(request)
+    if table not in TABLES or fmt not in FORMATS:
+        return message(
+            request, 404, "No such download",
+            f"Downloads are {', '.join(TABLES)}, each as .csv or .jsonl.",
+        )  # fmt: skip
+    state = web(request)
+    rows = export_rows(state.study.store, table, state.study.config.people.human_system)
+    body = to_csv(rows, COLUMNS[table]) if fmt == "csv" else to_jsonl(rows)
+    media = "text/csv" if fmt == "csv" else "application/jsonl"
+    return Response(
+        body, media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{table}.{fmt}"'},
+    )  # fmt: skip

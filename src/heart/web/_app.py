@@ -1,0 +1,69 @@
+"""The web app: one open study, its seats synced at start, the entry, work and admin routes,
+the vendored static files, and security headers on every answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from heart.people import sync_tasks
+from heart.study import open_study
+from heart.web import _admin, _entry, _work
+from heart.web._forms import FormRejected
+from heart.web._session import Signer
+from heart.web._state import HERE, WebState, make_templates, message
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "object-src 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
+    """The app over the study in ``study_root``: every seat of human work is added to the store
+    now, so links work as soon as the server is up."""
+    if len(admin_token) < 16:
+        raise ValueError("the admin token must be at least 16 characters")
+    study = open_study(study_root)
+    sync_tasks(study.store, study.config.people, study.config.seed)
+    state = WebState(study=study, signer=Signer(secret, admin_token), templates=make_templates())
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        study.close()
+
+    app = FastAPI(
+        title="HEART study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.web = state
+
+    @app.middleware("http")
+    async def headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        if not request.url.path.startswith("/static/"):
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.exception_handler(FormRejected)
+    async def rejected(request: Request, exc: FormRejected) -> Response:
+        return message(request, exc.status, "Nothing was saved", exc.message)
+
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    for module in (_entry, _work, _admin):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,58 @@
+"""Coming in: the landing page, invite links and the Prolific-style entry. Either way the
+rater gets a signed session cookie and is sent to the landing page."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from heart.people import prolific_rater, rater_for_token
+from heart.web._session import RATER_COOKIE, RATER_MAX_AGE
+from heart.web._state import current_rater, message, render, see_other, web
+
+router = APIRouter()
+
+MAX_ID = 128  # longest participant, study or session id accepted from a Prolific link
+
+
+def _signed_in(request: Request, rater: str, entry: str) -> Response:
+    response = see_other("/")
+    response.set_cookie(
+        RATER_COOKIE, web(request).signer.rater_cookie(rater, entry), max_age=RATER_MAX_AGE,
+        path="/", httponly=True, samesite="lax", secure=request.url.scheme == "https",
+    )  # fmt: skip
+    return response
+
+
+@router.get("/")
+def landing(request: Request) -> Response:
+    return render(request, "landing.html", signed_in=current_rater(request) is not None)
+
+
+@router.get("/invite/{token}")
+def invite_entry(request: Request, token: str) -> Response:
+    rater = rater_for_token(web(request).study.store, token) if len(token) <= MAX_ID else None
+    if rater is None:
+        return message(
+            request, 403, "This link does not work",
+            "The invite link is not valid. Check that you opened the whole link, or ask the "
+            "study team for a new one.",
+        )  # fmt: skip
+    return _signed_in(request, rater, "invite")
+
+
+@router.get("/prolific")
+def prolific_entry(request: Request) -> Response:
+    q = request.query_params
+    participant, study, session = (
+        q.get("PROLIFIC_PID", "").strip(), q.get("STUDY_ID", "").strip(),
+        q.get("SESSION_ID", "").strip(),
+    )  # fmt: skip
+    if not participant or max(len(participant), len(study), len(session)) > MAX_ID:
+        return message(
+            request, 400, "This link is incomplete",
+            "The link has no valid participant id. Go back to Prolific and open the study "
+            "link from there.",
+        )  # fmt: skip
+    rater = prolific_rater(web(request).study.store, participant, study, session)
+    return _signed_in(request, rater, "prolific")

@@ -1,0 +1,144 @@
+"""What people produced, as rows for the admin's CSV and JSON Lines downloads: completions of
+the human system, judgments by human raters, strategy labels. People appear only by their
+pseudonymous rater ids, with the reason if quality control excluded them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from heart.store import (
+    CompletionRow,
+    JudgeRow,
+    JudgmentRow,
+    LabelRow,
+    PairRow,
+    RaterRow,
+    Store,
+)
+
+TABLES = ("completions", "judgments", "labels")
+FORMATS = ("csv", "jsonl")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _exclusions(store: Store) -> dict[str, str]:
+    with store.session() as s:
+        rows = s.execute(
+            select(RaterRow.id, RaterRow.excluded_reason).where(
+                RaterRow.excluded_reason.is_not(None)
+            )
+        ).all()
+    return {rater: str(reason) for rater, reason in rows}
+
+
+def _completions(store: Store, human_system: str) -> list[dict[str, Any]]:
+    with store.session() as s:
+        rows = s.execute(
+            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.contributor,
+                   CompletionRow.text, CompletionRow.created_at)
+            .where(CompletionRow.system == human_system, CompletionRow.status == "ok")
+            .order_by(CompletionRow.created_at, CompletionRow.id)
+        ).all()  # fmt: skip
+    return [
+        {"id": cid, "item_id": item, "rater": rater, "text": text, "created_at": created}
+        for cid, item, rater, text, created in rows
+    ]
+
+
+def _answer(raw: str | None) -> dict[str, Any]:
+    """The rater's own answer (five-option choice, checklist) kept in a judgment's ``raw``."""
+    try:
+        answer = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def _judgments(store: Store) -> list[dict[str, Any]]:
+    with store.session() as s:
+        rows = s.execute(
+            select(JudgmentRow.id, JudgmentRow.pair_id, PairRow.item_id, JudgmentRow.judge,
+                   JudgmentRow.order, JudgmentRow.winner, JudgmentRow.strength,
+                   JudgmentRow.raw, JudgmentRow.rationale, JudgmentRow.created_at)
+            .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+            .join(PairRow, PairRow.id == JudgmentRow.pair_id)
+            .where(JudgeRow.source == "human")
+            .order_by(JudgmentRow.created_at, JudgmentRow.id)
+        ).all()  # fmt: skip
+    out = []
+    for jid, pair, item, rater, order, winner, strength, raw, rationale, created in rows:
+        answer = _answer(raw)
+        out.append(
+            {"id": jid, "pair_id": pair, "item_id": item, "rater": rater, "order": order,
+             "winner": winner, "strength": strength, "choice": answer.get("choice", ""),
+             "checklist": answer.get("checklist", []), "rationale": rationale,
+             "created_at": created}
+        )  # fmt: skip
+    return out
+
+
+def _labels(store: Store) -> list[dict[str, Any]]:
+    with store.session() as s:
+        rows = s.execute(
+            select(LabelRow.id, LabelRow.completion_id, CompletionRow.item_id, LabelRow.rater_id,
+                   LabelRow.strategies, LabelRow.created_at)
+            .join(CompletionRow, CompletionRow.id == LabelRow.completion_id)
+            .order_by(LabelRow.created_at, LabelRow.id)
+        ).all()  # fmt: skip
+    return [
+        {"id": lid, "completion_id": cid, "item_id": item, "rater": rater,
+         "strategies": list(strategies), "created_at": created}
+        for lid, cid, item, rater, strategies, created in rows
+    ]  # fmt: skip
+
+
+def export_rows(store: Store, table: str, human_system: str) -> list[dict[str, Any]]:
+    """The rows of ``table`` (one of TABLES), each with an ``excluded`` reason (or "")."""
+    if table == "completions":
+        rows = _completions(store, human_system)
+    elif table == "judgments":
+        rows = _judgments(store)
+    elif table == "labels":
+        rows = _labels(store)
+    else:
+        raise ValueError(f"unknown export table {table!r}; use one of {', '.join(TABLES)}")
+    excluded = _exclusions(store)
+    for row in rows:
+        row["excluded"] = excluded.get(row["rater"], "")
+    return rows
+
+
+def _cell(value: Any) -> str:
+    """A CSV cell: lists joined with "; ", and text a spreadsheet would run as a formula
+    prefixed with an apostrophe."""
+    if isinstance(value, list):
+        value = "; ".join(map(str, value))
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def to_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row[c]) for c in columns])
+    return out.getvalue()
+
+
+def to_jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+COLUMNS = {
+    "completions": ["id", "item_id", "rater", "text", "created_at", "excluded"],
+    "judgments": ["id", "pair_id", "item_id", "rater", "order", "winner", "strength", "choice",
+                  "checklist", "rationale", "created_at", "excluded"],
+    "labels": ["id", "completion_id", "item_id", "rater", "strategies", "created_at",
+               "excluded"],
+}  # fmt: skip

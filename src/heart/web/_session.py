@@ -1,0 +1,116 @@
+"""Signed cookies for raters and for the admin, the CSRF token each form carries, and the
+opaque handle a page uses for its task (a task id names items and pairs, so it never leaves
+the server)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from heart.errors import HeartError
+
+RATER_COOKIE = "heart_session"
+ADMIN_COOKIE = "heart_admin"
+RATER_MAX_AGE = 30 * 24 * 3600
+ADMIN_MAX_AGE = 12 * 3600
+SECRET_FILE = ".heart-secret"
+
+
+@dataclass(frozen=True)
+class RaterSession:
+    """Who is signed in: a rater id, how they came in (invite or prolific), and a nonce that
+    the CSRF token is derived from."""
+
+    rater: str
+    entry: str
+    nonce: str
+
+
+def _mac(secret: bytes, *parts: str) -> str:
+    return hmac.new(secret, "\x1f".join(parts).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+class Signer:
+    """Issues and checks every signed value of the app with one secret."""
+
+    def __init__(self, secret: bytes, admin_token: str) -> None:
+        if len(secret) < 16:
+            raise ValueError("the session secret must be at least 16 bytes")
+        self._secret = secret
+        self._raters = URLSafeTimedSerializer(secret, salt="heart-rater")
+        self._admins = URLSafeTimedSerializer(secret, salt="heart-admin")
+        self._admin_token = admin_token
+        # An admin cookie is bound to the token it was issued for: a new token voids old ones.
+        self._admin_id = _mac(secret, "admin-token", admin_token)[:32]
+
+    def rater_cookie(self, rater: str, entry: str) -> str:
+        return self._raters.dumps({"r": rater, "e": entry, "n": secrets.token_hex(16)})
+
+    def read_rater(self, cookie: str | None) -> RaterSession | None:
+        if not cookie:
+            return None
+        try:
+            data = self._raters.loads(cookie, max_age=RATER_MAX_AGE)
+        except BadSignature:
+            return None
+        if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in "ren"):
+            return None
+        return RaterSession(rater=data["r"], entry=data["e"], nonce=data["n"])
+
+    def csrf(self, session: RaterSession) -> str:
+        """The token every form of this session carries."""
+        return _mac(self._secret, "csrf", session.rater, session.nonce)[:40]
+
+    def csrf_ok(self, session: RaterSession, token: str | None) -> bool:
+        return bool(token) and hmac.compare_digest(self.csrf(session), str(token))
+
+    def admin_token_ok(self, token: str | None) -> bool:
+        return bool(token) and hmac.compare_digest(
+            self._admin_token.encode("utf-8"), str(token).encode("utf-8")
+        )
+
+    def admin_cookie(self) -> str:
+        return self._admins.dumps({"a": self._admin_id})
+
+    def admin_ok(self, cookie: str | None) -> bool:
+        if not cookie:
+            return False
+        try:
+            data = self._admins.loads(cookie, max_age=ADMIN_MAX_AGE)
+        except BadSignature:
+            return False
+        return isinstance(data, dict) and hmac.compare_digest(
+            str(data.get("a", "")), self._admin_id
+        )
+
+    def task_handle(self, rater: str, task: str) -> str:
+        """What a page names its task by: meaningless to the rater, different per rater."""
+        return _mac(self._secret, "task", rater, task)[:32]
+
+
+def study_secret(root: Path) -> bytes:
+    """The session secret kept in ``root/.heart-secret``, created (mode 0600) on first use so
+    that sessions survive a restart."""
+    path = root / SECRET_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        try:
+            secret = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        except (UnicodeDecodeError, ValueError):
+            secret = b""
+        if len(secret) < 16:
+            raise HeartError(
+                f"{path} holds no usable secret; delete it and a new one is made"
+            ) from None
+        return secret
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        value = secrets.token_hex(32)
+        out.write(value + "\n")
+    return bytes.fromhex(value)

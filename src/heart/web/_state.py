@@ -1,0 +1,66 @@
+"""What every request handler shares: the open study, the signer, the templates, and the
+helpers that read the signed-in rater and render a page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
+
+from heart.store import RaterRow
+from heart.study import Study
+from heart.web._session import RATER_COOKIE, RaterSession, Signer
+
+HERE = Path(__file__).parent
+
+
+@dataclass
+class WebState:
+    study: Study
+    signer: Signer
+    templates: Jinja2Templates
+
+
+def make_templates() -> Jinja2Templates:
+    """Jinja2 over templates/, escaping every value (whatever the file name)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return Jinja2Templates(env=env)
+
+
+def web(request: Request) -> WebState:
+    state: WebState = request.app.state.web
+    return state
+
+
+def current_rater(request: Request) -> RaterSession | None:
+    """The signed-in rater, if the cookie is valid and the rater is still in the store."""
+    state = web(request)
+    session = state.signer.read_rater(request.cookies.get(RATER_COOKIE))
+    if session is None:
+        return None
+    with state.study.store.session() as s:
+        known = s.scalar(select(RaterRow.id).where(RaterRow.id == session.rater))
+    return session if known else None
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return web(request).templates.TemplateResponse(request, template, context, status_code=status)
+
+
+def message(request: Request, status: int, title: str, text: str) -> HTMLResponse:
+    """A page that only says what happened and what to do."""
+    return render(request, "message.html", status, title=title, text=text)
+
+
+def see_other(path: str) -> RedirectResponse:
+    return RedirectResponse(path, status_code=303)

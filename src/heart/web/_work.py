@@ -1,0 +1,230 @@
+"""The three workflows: write a reply, judge a pair, label strategies. A GET claims (or
+resumes) the rater's seat of that kind and shows it; a POST submits it through heart.people
+and moves on to the next one. Pages never carry a task id, only a per-rater handle."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy import select
+
+from heart.people import (
+    CHARS_PER_WORD,
+    CHOICES,
+    JUDGE,
+    LABEL,
+    WRITE,
+    Task,
+    TaskRefused,
+    claim,
+    load_task,
+    submit_judgment,
+    submit_labels,
+    submit_write,
+)
+from heart.store import TaskRow
+from heart.types import SUPPORT_STRATEGIES
+from heart.web._forms import Form, read_form
+from heart.web._session import RaterSession
+from heart.web._state import WebState, current_rater, message, render, see_other, web
+
+router = APIRouter()
+
+CHECKLIST = {
+    "length": "I did not prefer a reply for being longer or shorter.",
+    "format": "I did not let formatting (punctuation, line breaks, emoji) decide.",
+    "position": "I did not prefer a reply for being shown first or second.",
+}
+"""What a judge confirms before sending: key → the reminder shown."""
+
+ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
+NOT_YOURS = (
+    "this task is not assigned to you (it may have expired and gone to someone else); "
+    "take the next one"
+)
+Submit = Callable[[WebState, str, str, Form, float], None]
+
+
+def _claim(state: WebState, rater: str, kind: str) -> Task | None:
+    people = state.study.config.people
+    task = claim(state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60)
+    return None if task is None else load_task(state.study.store, rater, task)
+
+
+def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
+    """The id of the rater's seat of ``kind`` a page's handle names, or TaskRefused."""
+    if handle:
+        with state.study.store.session() as s:
+            mine = s.scalars(
+                select(TaskRow.id).where(TaskRow.kind == kind, TaskRow.rater_id == rater)
+            ).all()
+        for task in mine:
+            if hmac.compare_digest(state.signer.task_handle(rater, task), handle):
+                return task
+    raise TaskRefused(NOT_YOURS)
+
+
+def _page(
+    request: Request,
+    session: RaterSession,
+    task: Task,
+    *,
+    status: int = 200,
+    note: str | None = None,
+    form: Form | None = None,
+) -> HTMLResponse:
+    """A task page; after a refusal, with the message and what the rater had entered."""
+    state = web(request)
+    people = state.study.config.people
+    form = form or Form({})
+    text = form.get("text")
+    return render(
+        request,
+        f"{task.kind}.html",
+        status,
+        task=task,
+        handle=state.signer.task_handle(session.rater, task.id),
+        csrf=state.signer.csrf(session),
+        message=note,
+        roles=ROLES,
+        minutes=round(people.claim_minutes),
+        text=text,
+        words=len(text.split()),
+        max_words=people.max_words,
+        max_chars=people.max_words * CHARS_PER_WORD,
+        choices=[(key, label) for key, (_, _, label) in CHOICES.items()],
+        choice=form.get("choice"),
+        rationale=form.get("rationale"),
+        checklist_items=list(CHECKLIST.items()),
+        checklist=form.all("checklist"),
+        strategies=list(SUPPORT_STRATEGIES.items()),
+        picked=form.all("strategies"),
+    )
+
+
+def _nothing_left(
+    request: Request, session: RaterSession, kind: str, status: int = 200, note: str | None = None
+) -> HTMLResponse:
+    code = web(request).study.config.people.completion_code
+    return render(
+        request,
+        "done.html",
+        status,
+        kind=kind,
+        message=note,
+        code=code if session.entry == "prolific" else None,
+    )
+
+
+def _show(request: Request, kind: str) -> Response:
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    task = _claim(web(request), session.rater, kind)
+    if task is None:
+        return _nothing_left(request, session, kind)
+    return _page(request, session, task)
+
+
+def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response:
+    """Check the session and the CSRF token, store the answer, and go on to the next task; a
+    refused answer comes back with its message and nothing stored."""
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    state = web(request)
+    if not state.signer.csrf_ok(session, form.get("csrf")):
+        return message(
+            request, 403, "This form has expired",
+            "The page was open too long or came from somewhere else. Nothing was saved: go "
+            "back, reload the page and send your answer again.",
+        )  # fmt: skip
+    handle = form.get("task")
+    try:
+        submit(
+            state, session.rater, _resolve(state, session.rater, kind, handle), form, time.time()
+        )
+    except TaskRefused as exc:
+        note = str(exc)
+        note = note[:1].upper() + note[1:] + "."
+        task = _claim(state, session.rater, kind)
+        if task is None:
+            return _nothing_left(request, session, kind, 400, note)
+        same = hmac.compare_digest(state.signer.task_handle(session.rater, task.id), handle)
+        return _page(request, session, task, status=400, note=note, form=form if same else None)
+    return see_other(f"/{kind}")
+
+
+def _write(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
+    submit_write(state.study.store, state.study.config.people, rater, task, form.get("text"),
+                 now=now)  # fmt: skip
+
+
+def _judge(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
+    rationale = form.get("rationale")
+    checklist = form.all("checklist")
+    if form.get("choice") not in CHOICES:
+        raise TaskRefused("choose one of the five options before sending")
+    if not rationale.strip():
+        raise TaskRefused("write a short reason for your choice (a sentence is enough)")
+    if not set(checklist) <= set(CHECKLIST):
+        raise TaskRefused("the checklist holds an answer this page does not offer; reload it")
+    submit_judgment(state.study.store, rater, task, form.get("choice"), rationale, now=now,
+                    checklist=sorted(set(checklist)))  # fmt: skip
+
+
+def _label(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
+    strategies = form.all("strategies")
+    if not strategies:
+        raise TaskRefused("tick at least one strategy: every one the reply uses")
+    submit_labels(state.study.store, rater, task, strategies, now=now)
+
+
+FormDep = Annotated[Form, Depends(read_form)]
+
+
+@router.get("/write")
+def write_page(request: Request) -> Response:
+    return _show(request, WRITE)
+
+
+@router.post("/write")
+def write_submit(request: Request, form: FormDep) -> Response:
+    return _submit(request, form, WRITE, _write)
+
+
+@router.get("/judge")
+def judge_page(request: Request) -> Response:
+    return _show(request, JUDGE)
+
+
+@router.post("/judge")
+def judge_submit(request: Request, form: FormDep) -> Response:
+    return _submit(request, form, JUDGE, _judge)
+
+
+@router.get("/label")
+def label_page(request: Request) -> Response:
+    return _show(request, LABEL)
+
+
+@router.post("/label")
+def label_submit(request: Request, form: FormDep) -> Response:
+    return _submit(request, form, LABEL, _label)
+
+
+@router.post("/words")
+def word_count(request: Request, form: FormDep) -> Response:
+    """The live word count under the reply box (htmx swaps it in as the rater types)."""
+    if current_rater(request) is None:
+        return Response(status_code=403)
+    context: dict[str, Any] = {
+        "words": len(form.get("text").split()),
+        "max_words": web(request).study.config.people.max_words,
+    }
+    return render(request, "_words.html", **context)

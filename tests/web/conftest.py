@@ -1,0 +1,122 @@
+"""A small study folder over the `store` fixture (SQLite, and PostgreSQL when configured), the
+web app built on it, and helpers to sign in and read the hidden fields of a page."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from heart.config import PairsSpec
+from heart.judging import build_pairs
+from heart.people import invite
+from heart.store import CompletionRow, ItemRow, Store
+from heart.web import create_app
+
+from ..rows import seed_study
+
+ADMIN_TOKEN = "admin-token-for-the-web-tests"
+SECRET = b"a secret of thirty-two bytes !!!"
+SYSTEMS = ("sysalpha", "sysbeta", "sysgamma")
+"""Model systems (family = name): neither may ever appear in a rater's page."""
+
+
+@dataclass
+class WebStudy:
+    root: Path
+    store: Store
+    replies: dict[str, str]  # completion text -> completion id
+    make_app: Callable[[], FastAPI]
+
+    def client(self, app: FastAPI) -> TestClient:
+        return TestClient(app, follow_redirects=False)
+
+
+def write_study(root: Path, store: Store, people: dict[str, Any], seed: int) -> None:
+    config = {
+        "name": "web-test",
+        "seed": seed,
+        "store": store.url,
+        "systems": [{"name": "human", "kind": "human", "family": "human"}],
+        "people": people,
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "study.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def fill_store(store: Store, items: int) -> dict[str, str]:
+    """Items with a real context, one distinct reply per model system, and all their pairs."""
+    seed_study(store, SYSTEMS, items=items, completions=True)
+    replies: dict[str, str] = {}
+    with store.session() as s:
+        for n, item in enumerate(s.scalars(select(ItemRow).order_by(ItemRow.id))):
+            item.context = [
+                {"role": "seeker", "text": f"My sister stopped talking to me, week {n}."},
+                {"role": "supporter", "text": "That sounds painful. What happened?"},
+                {"role": "seeker", "text": "We argued about our mother's care and I said too much."},
+            ]
+            item.reference = f"It sounds like you regret what you said in week {n}."
+        for n, row in enumerate(s.scalars(select(CompletionRow).order_by(CompletionRow.id))):
+            row.text = f"Reply {n}: that is a heavy thing to carry, and I'm glad you said it."
+            replies[row.text] = row.id
+    build_pairs(store, PairsSpec(), seed=0)
+    return replies
+
+
+@pytest.fixture
+def web_study(store: Store, tmp_path: Path) -> Iterator[Callable[..., WebStudy]]:
+    """Make a study: ``items`` items, people settings, and a seed; then build apps over it."""
+    apps: list[FastAPI] = []
+
+    def make(items: int = 1, seed: int = 7, **people: Any) -> WebStudy:
+        root = tmp_path / "study"
+        write_study(root, store, {"check_every": 0, **people}, seed)
+        replies = fill_store(store, items)
+
+        def make_app() -> FastAPI:
+            app = create_app(root, admin_token=ADMIN_TOKEN, secret=SECRET)
+            apps.append(app)
+            return app
+
+        return WebStudy(root=root, store=store, replies=replies, make_app=make_app)
+
+    yield make
+    for app in apps:
+        app.state.web.study.close()
+
+
+def sign_in(client: TestClient, store: Store) -> str:
+    """Invite a rater and open their link in ``client``; returns the rater id."""
+    ((rater, token),) = invite(store, 1)
+    response = client.get(f"/invite/{token}")
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    return rater
+
+
+def hidden(page: str, name: str) -> str:
+    match = re.search(rf'name="{name}" value="([^"]*)"', page)
+    assert match, f"no hidden field {name!r} in the page"
+    return match.group(1)
+
+
+def element(page: str, element_id: str) -> str:
+    """The text inside the element with ``element_id`` (tags stripped, spaces collapsed)."""
+    match = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>(.*?)</\1>', page, re.S)
+    assert match, f"no element #{element_id} in the page"
+    return " ".join(re.sub(r"<[^>]+>", " ", match.group(2)).split())
+
+
+def reply_text(page: str, element_id: str) -> str:
+    """The reply paragraph inside ``#element_id``, unescaped."""
+    match = re.search(rf'id="{element_id}"[^>]*>.*?<p>(.*?)</p>', page, re.S)
+    assert match, f"no reply in #{element_id}"
+    return html.unescape(match.group(1))
