@@ -62,7 +62,7 @@ def fill_store(store: Store, items: int) -> dict[str, str]:
             item.context = [
                 {"role": "seeker", "text": f"My sister stopped talking to me, week {n}."},
                 {"role": "supporter", "text": "That sounds painful. What happened?"},
-                {"role": "seeker", "text": "We argued about our mother's care and I said too much."},
+                {"role": "seeker", "text": "We argued about Mum's care and I said too much."},
             ]
             item.reference = f"It sounds like you regret what you said in week {n}."
         for n, row in enumerate(s.scalars(select(CompletionRow).order_by(CompletionRow.id))):
@@ -109,10 +109,11 @@ def hidden(page: str, name: str) -> str:
 
 
 def element(page: str, element_id: str) -> str:
-    """The text inside the element with ``element_id`` (tags stripped, spaces collapsed)."""
+    """The text inside the element with ``element_id`` (tags stripped, spaces collapsed,
+    unescaped)."""
     match = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>(.*?)</\1>', page, re.S)
     assert match, f"no element #{element_id} in the page"
-    return " ".join(re.sub(r"<[^>]+>", " ", match.group(2)).split())
+    return html.unescape(" ".join(re.sub(r"<[^>]+>", " ", match.group(2)).split()))
 
 
 def reply_text(page: str, element_id: str) -> str:
