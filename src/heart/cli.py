@@ -35,6 +35,11 @@ items_app = typer.Typer(
 app.add_typer(items_app, name="items")
 judges_app = typer.Typer(help="Inspect the LLM judge ensemble.", no_args_is_help=True)
 app.add_typer(judges_app, name="judges")
+raters_app = typer.Typer(
+    help="Invite people to write, judge and label in the web app, and list them.",
+    no_args_is_help=True,
+)
+app.add_typer(raters_app, name="raters")
 console = Console()
 
 StudyOption = Annotated[
@@ -483,6 +488,82 @@ def import_(
             summary = import_table(s.store, path, table, s.config.seed)
     added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
     console.print(f"Imported: {added}")
+
+
+@app.command()
+def serve(
+    study: StudyOption = Path("."),
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+) -> None:
+    """Run the web app where people write, judge and label (needs the web extra).
+
+    The admin token comes from HEART_ADMIN_TOKEN, else a fresh one is printed once; the session
+    secret from HEART_SECRET, else from the study's .heart-secret (made on first use)."""
+    import os
+    import secrets
+
+    try:
+        import uvicorn
+
+        from heart.web import create_app, study_secret
+    except ImportError as exc:
+        raise HeartError(
+            f"the web app needs the web extra ({exc.name} is missing): "
+            "pip install 'heart-bench[web]'"
+        ) from None
+    given = os.environ.get("HEART_ADMIN_TOKEN")
+    token = given or secrets.token_urlsafe(24)
+    if len(token) < 16:
+        raise HeartError("HEART_ADMIN_TOKEN must be at least 16 characters; use a random one")
+    secret_text = os.environ.get("HEART_SECRET")
+    if secret_text is not None and len(secret_text) < 16:
+        raise HeartError("HEART_SECRET must be at least 16 characters; use a random one")
+    secret = secret_text.encode("utf-8") if secret_text else study_secret(study)
+    web_app = create_app(study, admin_token=token, secret=secret)
+    if given:
+        typer.echo(f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>")
+    else:
+        typer.echo(f"admin: http://{host}:{port}/admin?token={token}")
+    uvicorn.run(web_app, host=host, port=port, log_level="info")
+
+
+@raters_app.command("invite")
+def raters_invite(
+    n: Annotated[int, typer.Argument(help="How many invite links to make.")],
+    study: StudyOption = Path("."),
+    base_url: Annotated[
+        str, typer.Option(help="Where people reach `heart serve`.")
+    ] = "http://127.0.0.1:8000",
+    note: Annotated[str, typer.Option(help="A note kept with these raters.")] = "",
+) -> None:
+    """Make N raters and print one invite link each (shown once: only a hash is stored)."""
+    from heart.people import invite
+
+    if n < 1:
+        raise HeartError(f"the number of invites must be at least 1, got {n}")
+    with _study(study) as s:
+        made = invite(s.store, n, note)
+    for _, token in made:
+        typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
+
+
+@raters_app.command("list")
+def raters_list(study: StudyOption = Path(".")) -> None:
+    """List raters: how they came in, tasks done, checks failed, and any exclusion."""
+    from heart.people import KINDS, review_quality
+
+    with _study(study) as s:
+        people = review_quality(s.store)
+    table = Table()
+    for col in ("rater", "entry", *KINDS, "checks failed", "excluded"):
+        table.add_column(col)
+    for q in people:
+        table.add_row(
+            q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
+            f"{q.failed} of {q.checks}", q.excluded or "",
+        )  # fmt: skip
+    console.print(table)
 
 
 def main() -> None:

@@ -1,0 +1,99 @@
+"""`heart raters invite`, `heart raters list` and `heart serve`, as a study team uses them."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import heart
+from heart.cli import app
+
+from .conftest import WebStudy, hidden, write_study
+
+MakeStudy = Callable[..., WebStudy]
+runner = CliRunner()
+
+
+def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1)
+    made = runner.invoke(
+        app, ["raters", "invite", "2", "--study", str(study.root), "--base-url", "https://x.org/"]
+    )
+    assert made.exit_code == 0, made.output
+    links = made.output.split()
+    assert len(links) == 2 and all(re.fullmatch(r"https://x\.org/invite/\S{20,}", u) for u in links)
+    client = study.client(study.make_app())
+    assert client.get(links[0].removeprefix("https://x.org")).status_code == 303
+    page = client.get("/write").text
+    client.post(
+        "/write",
+        data={"task": hidden(page, "task"), "csrf": hidden(page, "csrf"),
+              "text": "That sounds so hard; I'm here."},
+    )  # fmt: skip
+    listed = runner.invoke(app, ["raters", "list", "--study", str(study.root)])
+    assert listed.exit_code == 0, listed.output
+    rows = [line for line in listed.output.splitlines() if "invite" in line]
+    assert len(rows) == 2
+    assert any(re.search(r"\binvite\b.*\b1\b.*\b0\b.*\b0\b.*0 of 0", row) for row in rows)
+    bad = runner.invoke(app, ["raters", "invite", "0", "--study", str(study.root)])
+    assert bad.exit_code != 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path) -> None:
+    from heart.store import open_store
+
+    root = tmp_path / "study"
+    store = open_store(f"sqlite:///{tmp_path / 'heart.db'}")
+    write_study(root, store, {}, seed=0)
+    store.close()
+    port = _free_port()
+    src = str(Path(heart.__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
+    env["PYTHONPATH"] = src
+    server = subprocess.Popen(
+        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        match = re.fullmatch(rf"admin: (http://127\.0\.0\.1:{port}/admin\?token=\S+)\n", first)
+        assert match, first
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as response:
+                    assert response.status == 200
+                    assert "open the personal link" in response.read().decode()
+                break
+            except urllib.error.URLError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
+        secret = root / ".heart-secret"
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+        assert len(bytes.fromhex(secret.read_text().strip())) == 32
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with browser.open(match.group(1)) as admin:  # the token, then the cookie on /admin
+            assert admin.status == 200 and 'id="progress"' in admin.read().decode()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
