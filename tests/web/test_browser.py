@@ -1,0 +1,96 @@
+"""The pages in headless Chromium against a real server: htmx (served by the app, under its
+Content-Security-Policy) updates the word count as one types, the forms also work with
+JavaScript off, and nothing is fetched from anywhere else."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from sqlalchemy import select
+
+from heart.people import invite
+from heart.store import CompletionRow, JudgmentRow
+
+from .conftest import WebStudy
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+MakeStudy = Callable[..., WebStudy]
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
+        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
+
+
+@contextmanager
+def _serving(app: FastAPI) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: MakeStudy) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    study = web_study(items=1)
+    (_, writer), (_, judge) = invite(study.store, 2)
+    with _serving(study.make_app()) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        requests: list[str] = []
+        problems: list[str] = []
+        page = browser.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.goto(f"{base}/invite/{writer}")
+        assert page.url == f"{base}/"
+        page.click("a[href='/write']")
+        assert page.locator("#word-count").inner_text().startswith("0 words")
+        page.locator("#text").press_sequentially("I am so sorry, that sounds lonely", delay=20)
+        expect(page.locator("#word-count")).to_have_text(re.compile(r"^7 words"), timeout=10_000)
+        page.click("#task-form button[type=submit]")
+        page.wait_for_url(f"{base}/write")
+        assert "Nothing left here" in page.content()  # one item, written once by this rater
+
+        quiet = browser.new_context(java_script_enabled=False).new_page()
+        quiet.on("request", lambda r: requests.append(r.url))
+        quiet.goto(f"{base}/invite/{judge}")
+        quiet.goto(f"{base}/judge")
+        quiet.check("input[name=choice][value='B+']")
+        quiet.fill("#rationale", "The second one asks what she needs.")
+        quiet.check("input[name=checklist][value=position]")
+        quiet.click("#task-form button[type=submit]")
+        quiet.wait_for_url(f"{base}/judge")
+        browser.close()
+    assert not problems, problems  # no script or policy errors
+    assert requests and all(url.startswith(base) for url in requests)
+    with study.store.session() as s:
+        texts = s.scalars(select(CompletionRow.text).where(CompletionRow.system == "human"))
+        assert list(texts) == ["I am so sorry, that sounds lonely"]
+        (judgment,) = s.scalars(select(JudgmentRow))
+    assert judgment.rationale == "The second one asks what she needs."
