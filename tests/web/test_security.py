@@ -102,7 +102,7 @@ def test_rater_b_can_neither_read_nor_submit_rater_a_task(web_study: MakeStudy, 
     b_task = _held(study.store, b, kind)
     assert b_task != a_task
     b_csrf = hidden(b_page, "csrf")
-    for stolen in (a_handle, a_task):
+    for stolen in (a_handle, a_task, "", "tâche"):
         refused = b_client.post(f"/{kind}", data={"task": stolen, "csrf": b_csrf, **ANSWERS[kind]})
         assert refused.status_code == 400
         assert "not assigned to you" in element(refused.text, "message")
@@ -128,7 +128,7 @@ def test_a_form_without_its_csrf_token_is_refused(web_study: MakeStudy, kind: st
     page = client.get(f"/{kind}").text
     task = hidden(page, "task")
     other_csrf = hidden(other.get(f"/{kind}").text, "csrf")
-    for csrf in (None, "", "0" * 40, other_csrf):
+    for csrf in (None, "", "0" * 40, "jeton-volé", other_csrf):
         data = {"task": task, **ANSWERS[kind]} | ({} if csrf is None else {"csrf": csrf})
         response = client.post(f"/{kind}", data=data)
         assert response.status_code == 403
@@ -147,8 +147,9 @@ def test_admin_pages_refuse_raters_and_wrong_tokens(web_study: MakeStudy) -> Non
         for path in ("/admin", "/admin/export/completions.csv", "/admin/export/judgments.jsonl"):
             response = client.get(path)
             assert response.status_code == 403 and "Admin only" in response.text
-    wrong = rater.get("/admin", params={"token": ADMIN_TOKEN[:-1] + "x"})
-    assert wrong.status_code == 403 and ADMIN_COOKIE not in wrong.cookies
+    for token in (ADMIN_TOKEN[:-1] + "x", "", "clé"):
+        wrong = rater.get("/admin", params={"token": token})
+        assert wrong.status_code == 403 and ADMIN_COOKIE not in wrong.cookies
     # An admin cookie issued under another admin token (an earlier run) no longer opens it.
     earlier = create_app(study.root, admin_token="the-token-of-an-earlier-run", secret=SECRET)
     try:

@@ -32,6 +32,13 @@ class RaterSession:
     nonce: str
 
 
+def same(given: str | None, expected: str) -> bool:
+    """Whether ``given`` equals ``expected``, in constant time, whatever characters it holds."""
+    return given is not None and hmac.compare_digest(
+        given.encode("utf-8", "replace"), expected.encode("utf-8")
+    )
+
+
 def _mac(secret: bytes, *parts: str) -> str:
     return hmac.new(secret, "\x1f".join(parts).encode("utf-8"), hashlib.sha256).hexdigest()
 
@@ -68,12 +75,10 @@ class Signer:
         return _mac(self._secret, "csrf", session.rater, session.nonce)[:40]
 
     def csrf_ok(self, session: RaterSession, token: str | None) -> bool:
-        return bool(token) and hmac.compare_digest(self.csrf(session), str(token))
+        return same(token, self.csrf(session))
 
     def admin_token_ok(self, token: str | None) -> bool:
-        return bool(token) and hmac.compare_digest(
-            self._admin_token.encode("utf-8"), str(token).encode("utf-8")
-        )
+        return same(token, self._admin_token)
 
     def admin_cookie(self) -> str:
         return self._admins.dumps({"a": self._admin_id})
@@ -85,9 +90,7 @@ class Signer:
             data = self._admins.loads(cookie, max_age=ADMIN_MAX_AGE)
         except BadSignature:
             return False
-        return isinstance(data, dict) and hmac.compare_digest(
-            str(data.get("a", "")), self._admin_id
-        )
+        return isinstance(data, dict) and same(str(data.get("a", "")), self._admin_id)
 
     def task_handle(self, rater: str, task: str) -> str:
         """What a page names its task by: meaningless to the rater, different per rater."""

@@ -4,7 +4,6 @@ and moves on to the next one. Pages never carry a task id, only a per-rater hand
 
 from __future__ import annotations
 
-import hmac
 import time
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -30,7 +29,7 @@ from heart.people import (
 from heart.store import TaskRow
 from heart.types import SUPPORT_STRATEGIES
 from heart.web._forms import Form, read_form
-from heart.web._session import RaterSession
+from heart.web._session import RaterSession, same
 from heart.web._state import WebState, current_rater, message, render, see_other, web
 
 router = APIRouter()
@@ -64,7 +63,7 @@ def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
                 select(TaskRow.id).where(TaskRow.kind == kind, TaskRow.rater_id == rater)
             ).all()
         for task in mine:
-            if hmac.compare_digest(state.signer.task_handle(rater, task), handle):
+            if same(handle, state.signer.task_handle(rater, task)):
                 return task
     raise TaskRefused(NOT_YOURS)
 
@@ -151,12 +150,12 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
         )
     except TaskRefused as exc:
         note = str(exc)
-        note = note[:1].upper() + note[1:] + "."
+        note = note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
         task = _claim(state, session.rater, kind)
         if task is None:
             return _nothing_left(request, session, kind, 400, note)
-        same = hmac.compare_digest(state.signer.task_handle(session.rater, task.id), handle)
-        return _page(request, session, task, status=400, note=note, form=form if same else None)
+        kept = same(handle, state.signer.task_handle(session.rater, task.id))
+        return _page(request, session, task, status=400, note=note, form=form if kept else None)
     return see_other(f"/{kind}")
 
 
