@@ -139,9 +139,9 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
         return message(
-            request, 403, "This form has expired",
-            "The page was open too long or came from somewhere else. Nothing was saved: go "
-            "back, reload the page and send your answer again.",
+            request, 403, "This form could not be checked",
+            "It comes from an older session or from another site. Nothing was saved: go back, "
+            "reload the page and send your answer again.",
         )  # fmt: skip
     handle = form.get("task")
     try:
