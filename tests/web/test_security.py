@@ -251,3 +251,33 @@ def test_a_post_far_beyond_any_form_is_refused_before_it_is_read(web_study: Make
     as_json = client.post("/write", json={"text": "I hear you, truly."})
     assert as_json.status_code == 415
     assert _stored(study.store) == (0, 0, 0, 0)
+
+
+def test_every_answer_carries_the_security_headers_and_only_pages_are_never_cached(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1)
+    client = study.client(study.make_app())
+    sign_in(client, study.store)
+    page = client.get("/write")
+    answers = {
+        "page": page,
+        "redirect": client.post("/write", data={"task": hidden(page.text, "task"),
+                                                "csrf": hidden(page.text, "csrf"),
+                                                "text": "That sounds so hard for you."}),
+        "refusal": client.post("/judge", data={"csrf": "forged"}),
+        "missing": client.get("/no-such-page"),
+        "admin": client.get("/admin"),
+        "static": client.get("/static/heart.css"),
+    }  # fmt: skip
+    assert [a.status_code for a in answers.values()] == [200, 303, 403, 404, 403, 200]
+    for name, answer in answers.items():
+        headers = answer.headers
+        assert "script-src 'self'" in headers["content-security-policy"], name
+        assert "frame-ancestors 'none'" in headers["content-security-policy"], name
+        assert headers["x-content-type-options"] == "nosniff", name
+        assert headers["x-frame-options"] == "DENY", name
+        assert headers["referrer-policy"] == "no-referrer", name
+        assert len(headers.get_list("content-security-policy")) == 1, name
+        cached = headers.get("cache-control")
+        assert (cached != "no-store") if name == "static" else (cached == "no-store"), name

@@ -3,13 +3,15 @@ the vendored static files, and security headers on every answer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from heart.people import sync_tasks
 from heart.study import open_study
@@ -28,6 +30,31 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
+
+
+class SecurityHeaders:
+    """Sets SECURITY_HEADERS on every answer, and Cache-Control: no-store on all but the static
+    files. A plain ASGI middleware: an ``@app.middleware("http")`` function costs a task group
+    and a body stream per request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        no_store = not scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.update(SECURITY_HEADERS)
+                if no_store:
+                    headers["Cache-Control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
@@ -49,15 +76,7 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     )
     app.state.web = state
 
-    @app.middleware("http")
-    async def headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
-        if not request.url.path.startswith("/static/"):
-            response.headers["Cache-Control"] = "no-store"
-        return response
+    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(FormRejected)
     async def rejected(request: Request, exc: FormRejected) -> Response:
