@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -72,66 +71,84 @@ class Task:
     expires_at: float
 
 
-def _free(now: float) -> Any:
-    return and_(~TaskRow.done, or_(TaskRow.rater_id.is_(None), TaskRow.expires_at < now))
+_FREE = and_(
+    ~TaskRow.done, or_(TaskRow.rater_id.is_(None), TaskRow.expires_at < bindparam("p_now"))
+)
+"""A seat nobody holds now: not submitted, and unclaimed or its claim expired before p_now."""
 
+_MINE = aliased(TaskRow, name="mine")
+_UNTOUCHED = ~exists().where(
+    _MINE.kind == TaskRow.kind, _MINE.target == TaskRow.target,
+    _MINE.rater_id == bindparam("p_rater"),
+)  # fmt: skip
+"""A seat on a target p_rater holds no seat of (now or before)."""
 
-def _held(session: Session, rater: str, kind: str, now: float, seconds: float) -> str | None:
-    """A seat of ``kind`` the rater holds and has not submitted (its claim renewed), if any."""
-    held = session.scalar(
-        select(TaskRow.id)
-        .where(TaskRow.kind == kind, TaskRow.rater_id == rater, ~TaskRow.done)
-        .order_by(TaskRow.id)
-        .limit(1)
+# The statements a claim runs, built once: building them (the alias above most of all) cost
+# more than running them. Parameters (p_ for no clash with a column): p_kind, p_rater, p_now,
+# and p_expires (the new claim's expiry).
+_HELD = (
+    select(TaskRow.id)
+    .where(
+        TaskRow.kind == bindparam("p_kind"), TaskRow.rater_id == bindparam("p_rater"), ~TaskRow.done
     )
+    .order_by(TaskRow.id)
+    .limit(1)
+)
+_RENEW = (
+    update(TaskRow)
+    .where(TaskRow.id == bindparam("p_held"))
+    .values(expires_at=bindparam("p_expires"))
+    .execution_options(synchronize_session=False)
+)
+_CANDIDATE = (
+    select(TaskRow.id)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED)
+    .order_by(TaskRow.seat, TaskRow.id)
+    .limit(1)
+    .with_for_update(skip_locked=True)
+    .scalar_subquery()
+)
+_TAKE = (
+    update(TaskRow)
+    .where(TaskRow.id == _CANDIDATE, _FREE)
+    .values(rater_id=bindparam("p_rater"), expires_at=bindparam("p_expires"),
+            served_at=bindparam("p_now"))
+    .returning(TaskRow.id)
+    .execution_options(synchronize_session=False)
+)  # fmt: skip
+_ANY_LEFT = (
+    select(TaskRow.id).where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED).limit(1)
+)
+
+
+def _held(session: Session, params: dict[str, object]) -> str | None:
+    """A seat of ``kind`` the rater holds and has not submitted (its claim renewed), if any."""
+    held = session.scalar(_HELD, params)
     if held:
-        session.execute(update(TaskRow).where(TaskRow.id == held).values(expires_at=now + seconds))
+        session.execute(_RENEW, {"p_held": held, "p_expires": params["p_expires"]})
     return held
 
 
 def claim(store: Store, rater: str, kind: str, *, now: float, seconds: float) -> str | None:
     """The id of the seat ``rater`` holds for ``kind``: the unfinished one they already hold
     (its claim renewed), or a newly claimed free (or expired) seat on a target they have not
-    touched. None when no work
-    is left for them. Seats of the least filled targets go first."""
+    touched. None when no work is left for them. Seats of the least filled targets go first."""
     if kind not in (WRITE, JUDGE, LABEL):
         raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
-    mine = aliased(TaskRow)
+    params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_expires": now + seconds}
     for _ in range(20):
         with store.session() as session:
-            held = _held(session, rater, kind, now, seconds)
+            held = _held(session, params)
             if held:
                 return held
-            touched = exists().where(
-                mine.kind == TaskRow.kind, mine.target == TaskRow.target, mine.rater_id == rater
-            )
-            candidate = (
-                select(TaskRow.id)
-                .where(TaskRow.kind == kind, _free(now), ~touched)
-                .order_by(TaskRow.seat, TaskRow.id)
-                .limit(1)
-                .with_for_update(skip_locked=True)
-                .scalar_subquery()
-            )
             try:
-                taken = session.execute(
-                    update(TaskRow)
-                    .where(TaskRow.id == candidate, _free(now))
-                    .values(rater_id=rater, expires_at=now + seconds, served_at=now)
-                    .returning(TaskRow.id)
-                    .execution_options(synchronize_session=False)
-                ).scalar()
+                taken = session.execute(_TAKE, params).scalar()
             except IntegrityError:
                 session.rollback()  # the same rater raced itself for one target: look again
                 continue
             if taken:
                 return str(taken)
-            if (
-                session.scalar(
-                    select(TaskRow.id).where(TaskRow.kind == kind, _free(now), ~touched).limit(1)
-                )
-                is None
-            ):
+            if session.scalar(_ANY_LEFT, params) is None:
                 return None
     return None
 
