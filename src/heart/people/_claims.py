@@ -55,6 +55,12 @@ ATTENTION_REPLY = (
 )
 
 
+NOT_YOURS = (
+    "this task is not assigned to you (it may have expired and gone to someone else); "
+    "take the next one"
+)
+
+
 class TaskRefused(HeartError):
     """A task that cannot be shown or submitted: not yours, taken by someone else, or done."""
 
@@ -156,10 +162,7 @@ def claim(store: Store, rater: str, kind: str, *, now: float, seconds: float) ->
 def _owned(session: Session, rater: str, task: str) -> TaskRow:
     row = session.get(TaskRow, task)
     if row is None or row.rater_id != rater:
-        raise TaskRefused(
-            "this task is not assigned to you (it may have expired and gone to someone else); "
-            "take the next one"
-        )
+        raise TaskRefused(NOT_YOURS)
     if row.done:
         raise TaskRefused("this task is already submitted; take the next one")
     return row

@@ -17,6 +17,7 @@ from heart.people import (
     CHOICES,
     JUDGE,
     LABEL,
+    NOT_YOURS,
     WRITE,
     Task,
     TaskRefused,
@@ -42,10 +43,6 @@ CHECKLIST = {
 """What a judge confirms before sending: key → the reminder shown."""
 
 ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
-NOT_YOURS = (
-    "this task is not assigned to you (it may have expired and gone to someone else); "
-    "take the next one"
-)
 Submit = Callable[[WebState, str, str, Form, float], None]
 
 
