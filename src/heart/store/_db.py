@@ -20,6 +20,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from heart.errors import StoreError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+POOL_SIZE = 40
+"""Connections the store keeps open once opened (it opens them only as needed). The web app
+runs up to 40 requests at once (anyio's worker threads); with SQLAlchemy's default of 5, a busy
+server opened and closed a connection for many requests, on PostgreSQL a server process each."""
 
 
 def now_iso() -> str:
@@ -74,7 +78,7 @@ class Store:
 def open_store(url: str) -> Store:
     """Connect to ``url``, bring its schema to the newest migration, and return the store."""
     try:
-        engine = create_engine(url, future=True)
+        engine = create_engine(url, future=True, pool_size=POOL_SIZE)
     except (ArgumentError, ImportError) as exc:
         raise StoreError(
             f"store URL {url!r} cannot be used: {exc}; give a SQLAlchemy URL such as "
