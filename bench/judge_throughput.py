@@ -6,6 +6,10 @@
 * unordered: the same bare loop with the prompts interleaved across items, so consecutive
   prompts never share the conversation prefix llama.cpp could reuse.
 
+Every llama.cpp call, on every side, runs on heart's one llama.cpp worker thread, as heart's own
+calls always do: llama.cpp keeps a team of compute threads per calling thread, and calls
+alternating between two calling threads leave two teams competing for the cores.
+
 Each item's original reply and four other replies give the ten pairs of an all-pairs design
 with five systems. Items come from ESConv (``--esconv``, by default ../shared/data/esconv/
 hf_splits when it is there) or else from the bundled demo corpus.
@@ -23,9 +27,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,6 +44,7 @@ REPLIES = [
     "You have been holding this on your own for a while. Who else knows how you feel?",
     "It makes sense to feel worn down. What would a small step this week look like?",
 ]
+T = TypeVar("T")
 SHARED_ESCONV = ROOT.parent / "shared" / "data" / "esconv" / "hf_splits"
 
 
@@ -92,12 +98,23 @@ def _bare_kwargs(request: ChatRequest) -> dict[str, Any]:
     }
 
 
+def on_worker(work: Callable[[], T]) -> T:
+    """Run ``work`` on heart's llama.cpp worker thread and wait for it."""
+    from heart.models.embedded import _WORKER
+
+    return _WORKER.submit(work).result()
+
+
 def bare(llm: Any, requests: list[ChatRequest]) -> float:
     """Seconds a plain loop over ``requests`` takes."""
-    start = time.perf_counter()
-    for request in requests:
-        llm.create_chat_completion(**_bare_kwargs(request))
-    return time.perf_counter() - start
+
+    def loop() -> float:
+        start = time.perf_counter()
+        for request in requests:
+            llm.create_chat_completion(**_bare_kwargs(request))
+        return time.perf_counter() - start
+
+    return on_worker(loop)
 
 
 def through_heart(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
@@ -134,7 +151,7 @@ def prime(llm: Any, primer: ChatRequest) -> None:
     run moves on to a new item."""
     kwargs = _bare_kwargs(primer) | {"max_tokens": 1}
     kwargs.pop("response_format")
-    llm.create_chat_completion(**kwargs)
+    on_worker(lambda: llm.create_chat_completion(**kwargs))
 
 
 def main() -> None:

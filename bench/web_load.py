@@ -2,14 +2,17 @@
 over SQLite and once over PostgreSQL, then the assignment invariants checked in the store.
 
 Each person opens an invite link (an httpx client of their own keeps the cookies, like a
-browser), writes replies until none is left for them, then judges pairs until none is left:
-GET the page, read the form's task handle and CSRF token, pause as if reading, POST the answer,
-follow the 303. People arrive spread over 10 s and pause 5 s on a page on average: many times
-faster than real people, who take half a minute or more per pair. --think 0 --arrive 0 sends
-each request as soon as the last is answered, which measures saturation rather than latency.
-The study has 40 items with three model replies each (120 pairs): 120 writing seats (3 per
-item) and 675 judging seats (5 per pair and per gold or attention check), so every seat gets
-filled. The run is bounded by an overall timeout and a cap on requests per person.
+browser), writes replies until none is left for them, then judges pairs until none is left: GET
+the page, read the form's task handle and CSRF token, pause as if reading, POST the answer,
+follow the 303. Attentive people pass the gold and attention checks; a careless few (5%,
+--careless) answer at random, fail a check, are excluded and get no more work, and the pairs
+they judged go back to the pool for others. People arrive spread over 10 s and pause 5 s on a
+page on average: many times faster than real people, who take half a minute or more per pair.
+--think 0 --arrive 0 sends each request as soon as the last is answered, which measures
+saturation rather than latency. The study has 40 items with three model replies each (120
+pairs): 120 writing seats (3 per item) and 675 judging seats (5 per pair and per gold or
+attention check), so every seat gets filled. The run is bounded by an overall timeout and a cap
+on requests per person.
 
     .venv/bin/python bench/web_load.py [--people 200] [--items 40] [--think 5] [--arrive 10]
         [--postgres-url postgresql+psycopg://heart:heart@127.0.0.1:5432/heart_test]
@@ -46,6 +49,7 @@ from pathlib import Path
 
 import httpx2
 import yaml
+from markupsafe import escape
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
@@ -55,12 +59,13 @@ sys.path.insert(0, str(SRC))
 
 from heart.config import PairsSpec  # noqa: E402
 from heart.judging import build_pairs  # noqa: E402
-from heart.people import invite  # noqa: E402
+from heart.people import ATTENTION_REPLY, GOLD_REPLY, invite  # noqa: E402
 from heart.store import (  # noqa: E402
     CompletionRow,
     ConversationRow,
     ItemRow,
     JudgmentRow,
+    RaterRow,
     Store,
     TaskRow,
     open_store,
@@ -75,6 +80,8 @@ pair and longer to write a reply, so this is many times faster than a real crowd
 sends every request as soon as the last one is answered, which measures saturation."""
 ARRIVE = 10.0
 """People open their links spread evenly over this many seconds."""
+CARELESS = 0.05
+"""The share of people who answer at random, checks included."""
 MODELS = ("model-a", "model-b", "model-c")
 CHOICES = ("A++", "A+", "=", "B+", "B++")
 NOTHING_LEFT = "Nothing left here"
@@ -97,6 +104,7 @@ class Person:
     requests: int = 0
     finished: bool = False
     arrives: float = 0.0  # seconds after the start
+    careless: bool = False
 
 
 @dataclass
@@ -296,11 +304,25 @@ async def act(
                     }
                 else:
                     answer = {
-                        "choice": rng.choice(CHOICES), "rationale": "The first one listens.",
+                        "choice": rng.choice(CHOICES) if person.careless else choose(page, rng),
+                        "rationale": "The first one listens.",
                         "checklist": ["length", "format", "position"],
                     }  # fmt: skip
                 await call("POST", f"/{kind}", f"/{kind}", **fields, **answer)
         person.finished = True
+
+
+def choose(page: str, rng: random.Random) -> str:
+    """An attentive person's choice: a check answered as it asks, any choice on a real pair."""
+    second = page.index('id="reply-b"')
+    for reply, first, other in (
+        (ATTENTION_REPLY, "A++", "B++"),  # mark the reply that asks much better
+        (GOLD_REPLY, "B+", "A+"),  # the dismissive reply loses
+    ):
+        where = page.find(str(escape(reply)))
+        if where >= 0:
+            return first if where < second else other
+    return rng.choice(CHOICES)
 
 
 async def crowd(people: list[Person], base: str, run: Run, args: argparse.Namespace) -> None:
@@ -308,6 +330,7 @@ async def crowd(people: list[Person], base: str, run: Run, args: argparse.Namesp
     seeds = [rng.randrange(2**32) for _ in people]
     for person in people:
         person.arrives = rng.uniform(0, args.arrive)
+        person.careless = rng.random() < args.careless
 
     async def one(person: Person, seed: int) -> None:
         try:
@@ -345,6 +368,7 @@ def verify(store: Store, run: Run) -> None:
         ).all()
         judgments = s.execute(select(JudgmentRow.pair_id, JudgmentRow.judge)).all()
         items = s.scalar(select(func.count()).select_from(ItemRow)) or 0
+        excluded = set(s.scalars(select(RaterRow.id).where(RaterRow.excluded_reason.is_not(None))))
     done = [row for row in seats if row.done]
     writers: dict[str, list[str]] = {}
     raters: dict[str, list[str]] = {}
@@ -359,10 +383,18 @@ def verify(store: Store, run: Run) -> None:
         + sum(n > 1 for n in Counter(judgments).values())
     )
     posted = Counter({(p.rater, kind): n for p in run.people for kind, n in p.submitted.items()})
-    stored = Counter((str(row.rater_id), str(row.kind)) for row in done)
+    # what is stored for each person: replies, verdicts, and checks (which store no verdict)
+    stored = Counter(
+        [(c.contributor, "write") for c in completions]
+        + [(j.judge, "judge") for j in judgments]
+        + [(str(row.rater_id), "judge") for row in done if row.check]
+    )
     write_303 = sum(n for (_, kind), n in posted.items() if kind == "write")
     judge_303 = sum(n for (_, kind), n in posted.items() if kind == "judge")
-    checks = sum(1 for row in done if row.check)  # check seats store no judgment row
+    checks = sum(1 for row in done if row.check)
+    careless = {p.rater for p in run.people if p.careless}
+    counted = {row.rater_id for row in done if row.kind == "judge" and not row.check}
+    left_out = sum(1 for j in judgments if j.judge in excluded)
     unexpected = {k: n for k, n in run.statuses.items() if not k.endswith((" 200", " 303"))}
     run.checks = [
         ("every seat filled", len(done) == len(seats), f"{len(done)} of {len(seats)} done"),
@@ -379,6 +411,10 @@ def verify(store: Store, run: Run) -> None:
          f"303s after a POST: write {write_303} (completions stored {len(completions)}), judge "
          f"{judge_303} (judgments stored {len(judgments)} + checks {checks}); per person "
          f"{'equal' if posted == stored else 'DIFFERENT'}"),
+        ("only careless people excluded, none of them on a pair's count",
+         excluded <= careless and not excluded & counted,
+         f"{len(excluded)} of {len(careless)} careless people excluded; their {left_out} "
+         "verdicts kept in the store, their pairs judged again by others"),
         ("every answer 200 or 303, no client error", not unexpected and not run.errors,
          f"{unexpected or 'no other status'}; {len(run.errors)} errors, "
          f"{run.resent} requests sent again after an idle connection was closed"),
@@ -454,6 +490,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=40)
     parser.add_argument("--think", type=float, default=THINK, help="mean seconds on a page")
     parser.add_argument("--arrive", type=float, default=ARRIVE, help="arrivals over seconds")
+    parser.add_argument("--careless", type=float, default=CARELESS, help="share at random")
     parser.add_argument("--max-requests", type=int, default=200, help="cap per person")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per backend")
     parser.add_argument("--postgres-url", default=os.environ.get("HEART_TEST_POSTGRES_URL"))

@@ -179,6 +179,17 @@ class PeopleSpec(Strict):
         max_length=64,
         description="the code shown to Prolific participants when no work is left for them",
     )
+    prolific_study: str | None = Field(
+        None,
+        min_length=1,
+        max_length=128,
+        description="the Prolific STUDY_ID entry links must carry (unset: any study id)",
+    )
+    tasks_per_person: int | None = Field(
+        None,
+        gt=0,
+        description="most tasks one person may submit, checks included (unset: no limit)",
+    )
 
 
 class ItemsSpec(Strict):

@@ -160,26 +160,93 @@ def test_a_judgment_is_stored_in_the_pair_terms_of_the_order_shown(store: Store)
     assert CHOICES["B+"][:2] == ("B", 1)
 
 
-def test_failing_half_the_checks_excludes_a_rater_from_the_analyses(store: Store) -> None:
-    _study(store, items=2, spec=PeopleSpec(check_every=2))
-    good, bad = _raters(store, 2)
-    for rater in (good, bad):
-        while (task := claim(store, rater, JUDGE, now=0, seconds=HOUR)) is not None:
-            with store.session() as s:
-                row = s.get(TaskRow, task)
-                expected, check = row.expected, row.check
-            if check and rater == good:
-                answer = expected if check == "attention" else expected + "+"
-            elif check:
-                answer = "="  # fails every check
-            else:
-                answer = "A+"
-            submit_judgment(store, rater, task, answer, "", now=1)
-    quality = {q.rater: q for q in review_quality(store)}
-    assert quality[good].checks == quality[bad].checks == 3
-    assert quality[good].failed == 0 and quality[good].excluded is None
-    assert quality[bad].failed == 3 and quality[bad].excluded == "failed 3 of 3 quality checks"
+def _answer(store: Store, task: str, right: bool) -> str:
+    """A choice that passes (``right``) or fails a check seat; "A+" for a regular pair."""
     with store.session() as s:
-        assert s.get(RaterRow, bad).excluded_reason is not None  # kept, with the reason
-    judges = load_comparisons(store, source="human").judges
-    assert judges == [good]
+        row = s.get(TaskRow, task)
+        expected, check = row.expected, row.check
+    if not check:
+        return "A+"
+    if not right:
+        return "="  # a tie fails every gold and attention check
+    return expected if check == "attention" else expected + "+"
+
+
+def _judge_all(store: Store, rater: str, right: bool, **kw: object) -> list[str]:
+    """Judge until no work is left; returns the seats submitted, in order."""
+    done = []
+    while (task := claim(store, rater, JUDGE, now=0, seconds=HOUR, **kw)) is not None:  # type: ignore[arg-type]
+        submit_judgment(store, rater, task, _answer(store, task, right), "", now=1)
+        done.append(task)
+    return done
+
+
+def test_failing_half_the_checks_excludes_a_rater_and_reopens_what_they_judged(
+    store: Store,
+) -> None:
+    spec = PeopleSpec(check_every=2, raters_per_pair=2)
+    _study(store, items=2, spec=spec)  # 6 pairs and 3 checks, 2 seats each
+    bad, first, second = _raters(store, 3)
+    bad_seats = _judge_all(store, bad, right=False)
+    with store.session() as s:
+        rows = {t: s.get(TaskRow, t) for t in bad_seats}
+        kinds = [rows[t].check for t in bad_seats]
+    # the first failed check ends their work: the seats before it were regular pairs
+    assert kinds[-1] is not None and all(k is None for k in kinds[:-1])
+    with store.session() as s:
+        person = s.get(RaterRow, bad)
+        assert person.excluded_reason == "failed 1 of 1 quality checks"
+        held = s.scalars(select(TaskRow.id).where(TaskRow.rater_id == bad)).all()
+        assert held == [bad_seats[-1]]  # only the failed check stays theirs, as evidence
+        kept = s.scalars(select(JudgmentRow.pair_id).where(JudgmentRow.judge == bad)).all()
+    assert len(kept) == len(bad_seats) - 1  # their verdicts stay in the store
+    assert claim(store, bad, JUDGE, now=2, seconds=HOUR) is None  # and they get no more work
+    for rater in (first, second):
+        _judge_all(store, rater, right=True)
+    with store.session() as s:
+        seats = s.execute(select(TaskRow.target, TaskRow.rater_id, TaskRow.done).where(
+            TaskRow.kind == JUDGE, TaskRow.check.is_(None))).all()  # fmt: skip
+    assert all(done for _, _, done in seats)
+    assert Counter(t for t, _, _ in seats) == dict.fromkeys({t for t, _, _ in seats}, 2)
+    assert {r for _, r, _ in seats} == {first, second}  # the reopened seats went to others
+    quality = {q.rater: q for q in review_quality(store)}
+    assert quality[first].checks == 3 and quality[first].excluded is None
+    assert quality[bad].checks == 1 and quality[bad].excluded == "failed 1 of 1 quality checks"
+    comparisons = load_comparisons(store, source="human")
+    assert comparisons.judges == sorted([first, second])
+    assert len(comparisons.a) == 2 * 6  # every pair still has two verdicts that count
+
+
+def test_a_rater_passing_half_or_more_keeps_working(store: Store) -> None:
+    _study(store, items=2, spec=PeopleSpec(check_every=2, raters_per_pair=1))
+    (rater,) = _raters(store, 1)
+    seats = _judge_all(store, rater, right=True)
+    assert len(seats) == 6 + 3
+    with store.session() as s:
+        assert s.get(RaterRow, rater).excluded_reason is None
+
+
+def test_quality_review_excludes_what_was_stored_before_the_rule(store: Store) -> None:
+    _study(store, items=1, spec=PeopleSpec(check_every=1, raters_per_pair=1))
+    (rater,) = _raters(store, 1)
+    with store.session() as s:  # two failed checks written directly, as an older store holds
+        for row in s.scalars(select(TaskRow).where(TaskRow.check.is_not(None))).all()[:2]:
+            row.rater_id, row.done, row.passed, row.served_at, row.submitted_at = (
+                rater, True, False, 0.0, 5.0)  # fmt: skip
+    quality = {q.rater: q for q in review_quality(store)}
+    assert quality[rater].excluded == "failed 2 of 2 quality checks"
+    assert claim(store, rater, JUDGE, now=0, seconds=HOUR) is None
+
+
+def test_a_person_takes_at_most_the_cap_of_tasks_of_all_kinds(store: Store) -> None:
+    _study(store, items=4)
+    (rater,) = _raters(store, 1)
+    write = claim(store, rater, WRITE, now=0, seconds=HOUR, cap=3)
+    assert write is not None  # held, so it counts towards the cap
+    judged = _judge_all(store, rater, right=True, cap=3)
+    assert len(judged) == 2
+    submit_write(store, SPEC, rater, write, "That sounds like a heavy week.", now=2)
+    assert claim(store, rater, WRITE, now=3, seconds=HOUR, cap=3) is None
+    assert claim(store, rater, WRITE, now=3, seconds=HOUR, cap=4) is not None
+    (other,) = _raters(store, 1)  # the cap is per person
+    assert len(_judge_all(store, other, right=True, cap=5)) == 5

@@ -78,13 +78,15 @@ def test_failing_checks_shows_as_an_exclusion(web_study: MakeStudy) -> None:
     admin = study.client(app)
     _admin(admin)
     page = admin.get("/admin").text
-    assert _row(page, "progress", "judge") == ["judge", "3", "3", "0", "0"]
-    assert _row(page, "progress", "judge (checks)") == ["judge (checks)", "3", "3", "0", "0"]
+    # the first pair, then its check failed: excluded at once, and the pair back in the pool
+    assert _row(page, "progress", "judge") == ["judge", "3", "0", "0", "3"]
+    assert _row(page, "progress", "judge (checks)") == ["judge (checks)", "3", "1", "0", "2"]
     row = _row(page, "quality", rater)
-    assert row[-1] == "failed 3 of 3 quality checks"
+    assert row[-1] == "failed 1 of 1 quality checks"
     with study.store.session() as s:
-        assert s.get(RaterRow, rater).excluded_reason == "failed 3 of 3 quality checks"
+        assert s.get(RaterRow, rater).excluded_reason == "failed 1 of 1 quality checks"
     judgments = admin.get("/admin/export/judgments.jsonl").text.splitlines()
+    assert len(judgments) == 1  # their verdict is kept, marked with the reason
     assert {json.loads(line)["excluded"] for line in judgments} == {row[-1]}
 
 

@@ -14,7 +14,7 @@ from heart.people import CHOICES
 from heart.store import CompletionRow, JudgmentRow, LabelRow, PairRow, RaterRow, TaskRow
 from heart.types import SUPPORT_STRATEGIES
 
-from .conftest import SYSTEMS, WebStudy, element, hidden, reply_text, sign_in
+from .conftest import SYSTEMS, WebStudy, attentive_choice, element, hidden, reply_text, sign_in
 
 MakeStudy = Callable[..., WebStudy]
 SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
@@ -153,6 +153,34 @@ def test_a_prolific_participant_comes_in_from_the_url_and_gets_the_code_at_the_e
     assert missing.status_code == 400 and "participant id" in missing.text
 
 
+def test_prolific_entry_takes_only_the_configured_study_and_stops_at_the_cap(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=3, completion_code="C0DE-42X", prolific_study="st-9",
+                      tasks_per_person=2)  # fmt: skip
+    app = study.make_app()
+    other = study.client(app).get("/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-1&SESSION_ID=s")
+    assert other.status_code == 403 and "another study" in other.text
+    assert "set-cookie" not in other.headers
+    client = study.client(app)
+    assert client.get("/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-9&SESSION_ID=s").status_code == 303
+    for n in range(2):
+        page = client.get("/write")
+        assert 'id="task-form"' in page.text
+        client.post(
+            "/write",
+            data={"task": hidden(page.text, "task"), "csrf": hidden(page.text, "csrf"),
+                  "text": f"That sounds like so much to carry right now ({n})."},
+        )  # fmt: skip
+    for kind in ("write", "judge"):  # two tasks done: nothing more of either kind
+        done = client.get(f"/{kind}")
+        assert 'id="task-form"' not in done.text
+        assert element(done.text, "completion-code") == "C0DE-42X"
+    with study.store.session() as s:
+        human = s.scalars(select(CompletionRow).where(CompletionRow.system == "human")).all()
+    assert len(human) == 2
+
+
 def test_the_word_count_follows_the_text_and_needs_a_session(web_study: MakeStudy) -> None:
     study = web_study(items=1)
     app = study.make_app()
@@ -185,15 +213,17 @@ def test_no_page_names_a_system_a_family_or_an_id(web_study: MakeStudy) -> None:
     pages = [client.get("/").text]
     for kind, data in (
         ("write", {"text": "That sounds so hard; I'm sorry it happened."}),
-        ("judge", {"choice": "A+", "rationale": "Warmer."}),
+        ("judge", {"rationale": "Warmer."}),
         ("label", {"strategies": ["Emotional Validation"]}),
     ):
         while "Nothing left here" not in (page := client.get(f"/{kind}").text):
             pages.append(page)
+            choice = {"choice": attentive_choice(page)} if kind == "judge" else {}
             response = client.post(
                 f"/{kind}",
-                data={"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), **data},
-            )
+                data={"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), **data,
+                      **choice},
+            )  # fmt: skip
             assert response.status_code == 303
         pages.append(page)
     with study.store.session() as s:

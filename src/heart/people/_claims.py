@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import and_, bindparam, exists, or_, select, update
+from sqlalchemy import CursorResult, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -20,6 +21,7 @@ from heart.config import PeopleSpec
 from heart.errors import HeartError
 from heart.generate import completion_id
 from heart.judging import judgment_id
+from heart.people._quality import exclude, exclusion_reason, judge_checks
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
 from heart.store import (
     CompletionRow,
@@ -28,6 +30,7 @@ from heart.store import (
     JudgmentRow,
     LabelRow,
     PairRow,
+    RaterRow,
     Store,
     SystemRow,
     TaskRow,
@@ -61,6 +64,12 @@ NOT_YOURS = (
 )
 
 
+ALREADY_DONE = "this task is already submitted; take the next one"
+
+NO_CAP = 2**31 - 1
+"""The per-person cap when the study sets none."""
+
+
 class TaskRefused(HeartError):
     """A task that cannot be shown or submitted: not yours, taken by someone else, or done."""
 
@@ -89,6 +98,24 @@ _UNTOUCHED = ~exists().where(
 )  # fmt: skip
 """A seat on a target p_rater holds no seat of (now or before)."""
 
+_EXCLUDED = exists().where(
+    RaterRow.id == bindparam("p_rater"), RaterRow.excluded_reason.is_not(None)
+)
+"""p_rater is excluded by quality control: no more work for them."""
+
+_TAKEN = (
+    select(func.count(TaskRow.id))
+    .where(
+        TaskRow.rater_id == bindparam("p_rater"),
+        TaskRow.done | (TaskRow.expires_at >= bindparam("p_now")),
+    )
+    .scalar_subquery()
+)
+"""How many tasks p_rater has submitted or holds now (for the per-person cap, p_cap)."""
+
+_ELIGIBLE = and_(~_EXCLUDED, bindparam("p_cap") > _TAKEN)
+"""p_rater may take another task."""
+
 # The statements a claim runs, built once: building them (the alias above most of all) cost
 # more than running them. Parameters (p_ for no clash with a column): p_kind, p_rater, p_now,
 # and p_expires (the new claim's expiry).
@@ -108,7 +135,7 @@ _RENEW = (
 )
 _CANDIDATE = (
     select(TaskRow.id)
-    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
     .order_by(TaskRow.seat, TaskRow.id)
     .limit(1)
     .with_for_update(skip_locked=True)
@@ -123,7 +150,9 @@ _TAKE = (
     .execution_options(synchronize_session=False)
 )  # fmt: skip
 _ANY_LEFT = (
-    select(TaskRow.id).where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED).limit(1)
+    select(TaskRow.id)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
+    .limit(1)
 )
 
 
@@ -135,13 +164,19 @@ def _held(session: Session, params: dict[str, object]) -> str | None:
     return held
 
 
-def claim(store: Store, rater: str, kind: str, *, now: float, seconds: float) -> str | None:
+def claim(
+    store: Store, rater: str, kind: str, *, now: float, seconds: float, cap: int | None = None
+) -> str | None:
     """The id of the seat ``rater`` holds for ``kind``: the unfinished one they already hold
     (its claim renewed), or a newly claimed free (or expired) seat on a target they have not
-    touched. None when no work is left for them. Seats of the least filled targets go first."""
+    touched. None when no work is left for them: none left at all, ``cap`` tasks already
+    taken, or excluded by quality control. Seats of the least filled targets go first."""
     if kind not in (WRITE, JUDGE, LABEL):
         raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
-    params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_expires": now + seconds}
+    params = {
+        "p_kind": kind, "p_rater": rater, "p_now": now, "p_expires": now + seconds,
+        "p_cap": NO_CAP if cap is None else cap,
+    }  # fmt: skip
     for _ in range(20):
         with store.session() as session:
             held = _held(session, params)
@@ -164,44 +199,67 @@ def _owned(session: Session, rater: str, task: str) -> TaskRow:
     if row is None or row.rater_id != rater:
         raise TaskRefused(NOT_YOURS)
     if row.done:
-        raise TaskRefused("this task is already submitted; take the next one")
+        raise TaskRefused(ALREADY_DONE)
     return row
 
 
-def _context(session: Session, item_id: str) -> list[tuple[str, str]]:
-    item = session.get(ItemRow, item_id)
-    assert item is not None
-    return [(t["role"], t["text"]) for t in item.context]
+_A, _B, _LABELLED = (aliased(CompletionRow, name=n) for n in ("a", "b", "labelled"))
+_PAGE = (
+    select(
+        TaskRow.rater_id, TaskRow.done, TaskRow.kind, TaskRow.check, TaskRow.shown,
+        TaskRow.expires_at, ItemRow.context, ItemRow.reference, _A.text, _B.text,
+        _LABELLED.text,
+    )
+    .join(ItemRow, ItemRow.id == TaskRow.item_id)
+    .outerjoin(PairRow, and_(TaskRow.kind == JUDGE, PairRow.id == TaskRow.target))
+    .outerjoin(_A, _A.id == PairRow.a_id)
+    .outerjoin(_B, _B.id == PairRow.b_id)
+    .outerjoin(_LABELLED, and_(TaskRow.kind == LABEL, _LABELLED.id == TaskRow.target))
+    .where(TaskRow.id == bindparam("p_task"))
+)  # fmt: skip
+"""Everything one seat's page shows, in one query: the seat, its item, and the replies."""
 
 
 def load_task(store: Store, rater: str, task: str) -> Task:
     """The page content of one of ``rater``'s claimed seats, replies in the served order."""
     with store.session() as session:
-        row = _owned(session, rater, task)
-        context = _context(session, row.item_id)
-        replies: list[str] = []
-        if row.kind == JUDGE and row.check:
-            item = session.get(ItemRow, row.item_id)
-            assert item is not None
-            first = item.reference if row.check == GOLD else ATTENTION_REPLY
-            other = GOLD_REPLY if row.check == GOLD else item.reference
-            replies = [first, other] if row.shown == "ab" else [other, first]
-        elif row.kind == JUDGE:
-            pair = session.get(PairRow, row.target)
-            assert pair is not None
-            texts = [session.get(CompletionRow, cid) for cid in (pair.a_id, pair.b_id)]
-            replies = [c.text for c in texts if c is not None]
-            if row.shown == "ba":
-                replies.reverse()
-        elif row.kind == LABEL:
-            completion = session.get(CompletionRow, row.target)
-            assert completion is not None
-            replies = [completion.text]
-        return Task(row.id, row.kind, context, replies, float(row.expires_at or 0.0))
+        row = session.execute(_PAGE, {"p_task": task}).one_or_none()
+    if row is None or row.rater_id != rater:
+        raise TaskRefused(NOT_YOURS)
+    if row.done:
+        raise TaskRefused(ALREADY_DONE)
+    replies: list[str] = []
+    if row.kind == JUDGE and row.check:
+        first = row.reference if row.check == GOLD else ATTENTION_REPLY
+        other = GOLD_REPLY if row.check == GOLD else row.reference
+        replies = [first, other]
+    elif row.kind == JUDGE:
+        replies = [row[8], row[9]]
+    elif row.kind == LABEL:
+        replies = [row[10]]
+    if row.kind == JUDGE and row.shown == "ba":
+        replies.reverse()
+    context = [(t["role"], t["text"]) for t in row.context]
+    return Task(task, row.kind, context, replies, float(row.expires_at or 0.0))
 
 
-def _finish(row: TaskRow, now: float) -> None:
-    row.done, row.submitted_at = True, now
+_FINISH = (
+    update(TaskRow)
+    .where(TaskRow.id == bindparam("p_task"), TaskRow.rater_id == bindparam("p_rater"),
+           ~TaskRow.done)
+    .values(done=True, submitted_at=bindparam("p_now"))
+    .execution_options(synchronize_session=False)
+)  # fmt: skip
+
+
+def _finish(session: Session, row: TaskRow, rater: str, now: float) -> None:
+    """Mark the seat submitted, in the transaction that stores the answer, only if it is still
+    ``rater``'s and not done: whatever happened since it was read, an answer to a seat that
+    expired and went to someone else is refused and rolled back."""
+    session.flush()
+    result = session.execute(_FINISH, {"p_task": row.id, "p_rater": rater, "p_now": now})
+    if cast("CursorResult[Any]", result).rowcount != 1:
+        raise TaskRefused(NOT_YOURS)
 
 
 def check_reply(text: str, spec: PeopleSpec) -> str:
@@ -246,7 +304,7 @@ def submit_write(
                 status="ok", text=reply, created_at=now_iso(),
             )
         )  # fmt: skip
-        _finish(row, now)
+        _finish(session, row, rater, now)
         return cid
 
 
@@ -289,7 +347,11 @@ def submit_judgment(
                     refused=[], created_at=now_iso(),
                 )
             )  # fmt: skip
-        _finish(row, now)
+        _finish(session, row, rater, now)
+        if row.passed is False:
+            reason = exclusion_reason(*judge_checks(session, rater))
+            if reason:
+                exclude(session, rater, reason)
 
 
 def submit_labels(
@@ -309,4 +371,4 @@ def submit_labels(
                 strategies=sorted(set(strategies)), created_at=now_iso(),
             )
         )  # fmt: skip
-        _finish(row, now)
+        _finish(session, row, rater, now)

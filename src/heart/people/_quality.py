@@ -1,7 +1,9 @@
 """Quality control of human work: gold and attention checks, and odd completion times.
 
-A rater who fails half or more of the checks they took is excluded from the analyses: the
-rater and their work stay in the store, with the reason. A task's time is from serving to
+A rater who fails half or more of the checks they took is excluded from the analyses as soon
+as the failing answer is stored: the rater and their work stay in the store, with the reason,
+they get no more tasks, and the pairs they judged go back to the pool so that every pair still
+gets its number of raters who count. A task's time is from serving to
 submitting; times far from the median of their kind (robust z-score over 3.5, from the
 median absolute deviation) are flagged for a look, not excluded.
 """
@@ -12,8 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.orm import Session
 
+from heart.people._tasks import JUDGE
 from heart.store import RaterRow, Store, TaskRow
 
 OUTLIER_Z = 3.5
@@ -32,6 +36,40 @@ class RaterQuality:
     excluded: str | None
 
 
+def exclusion_reason(checks: int, failed: int) -> str | None:
+    """Why a rater who failed ``failed`` of ``checks`` checks is excluded, or None."""
+    if checks and 2 * failed >= checks:
+        return f"failed {failed} of {checks} quality checks"
+    return None
+
+
+def judge_checks(session: Session, rater: str) -> tuple[int, int]:
+    """How many checks ``rater`` has submitted, and how many of them they failed."""
+    checks, failed = session.execute(
+        select(func.count(), func.count().filter(~TaskRow.passed)).where(
+            TaskRow.rater_id == rater, TaskRow.done, TaskRow.check.is_not(None)
+        )
+    ).one()
+    return int(checks), int(failed)
+
+
+def exclude(session: Session, rater: str, reason: str) -> None:
+    """Exclude ``rater`` with ``reason``: give back the seats they hold unfinished, and reopen
+    the pairs they judged (their verdicts stay in the store, left out of the analyses). Their
+    check seats stay theirs, as the evidence."""
+    person = session.get(RaterRow, rater)
+    assert person is not None
+    person.excluded_reason = reason
+    mine = TaskRow.rater_id == rater
+    judged = and_(TaskRow.done, TaskRow.kind == JUDGE, TaskRow.check.is_(None))
+    session.execute(
+        update(TaskRow)
+        .where(mine, ~TaskRow.done | judged)
+        .values(rater_id=None, expires_at=None, served_at=None, submitted_at=None, done=False)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def time_outliers(seconds: list[float]) -> list[bool]:
     """Which durations lie more than 3.5 robust standard deviations from the median."""
     x = np.asarray(seconds, dtype=np.float64)
@@ -45,8 +83,8 @@ def time_outliers(seconds: list[float]) -> list[bool]:
 
 
 def review_quality(store: Store) -> list[RaterQuality]:
-    """Score every rater's checks and times; exclude (with the reason) those who failed half or
-    more of their checks, and lift an exclusion the checks no longer support."""
+    """Score every rater's checks and times, excluding (with the reason) anyone who failed half
+    or more of their checks and is not excluded yet."""
     with store.session() as session:
         rows = session.execute(
             select(TaskRow.rater_id, TaskRow.kind, TaskRow.check, TaskRow.passed,
@@ -67,10 +105,9 @@ def review_quality(store: Store) -> list[RaterQuality]:
             mine = [r for r in rows if r.rater_id == person.id]
             checks = [r for r in mine if r.check]
             failed = sum(1 for r in checks if r.passed is False)
-            if checks and 2 * failed >= len(checks):
-                person.excluded_reason = f"failed {failed} of {len(checks)} quality checks"
-            elif person.excluded_reason and person.excluded_reason.startswith("failed "):
-                person.excluded_reason = None
+            reason = exclusion_reason(len(checks), failed)
+            if reason and not person.excluded_reason:
+                exclude(session, person.id, reason)  # stored before the rule applied on submit
             times = [r.submitted_at - r.served_at for r in mine if r.served_at and r.submitted_at]
             tasks: dict[str, int] = defaultdict(int)
             for r in mine:

@@ -99,7 +99,9 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
             seats(JUDGE, pair, item, spec.raters_per_pair)
             if spec.check_every and n % spec.check_every == 0:
                 check = GOLD if (n // spec.check_every) % 2 else ATTENTION
-                seats(JUDGE, f"{check}-{pair}", item, spec.raters_per_pair, check=check)
+                # named after the pair it follows ("_" sorts after the ":" of a task id), so
+                # the queue serves it right after that pair, among the others
+                seats(JUDGE, f"{pair}_{check}", item, spec.raters_per_pair, check=check)
         for cid, item in _label_sample(list(done), spec.label_completions, seed):
             seats(LABEL, cid, item, spec.labellers_per_completion)
         added = Counter(row.kind for row in rows)

@@ -191,7 +191,7 @@ class TaskRow(Base):
     shown: Mapped[str] = mapped_column(String(2), default="ab")
     check: Mapped[str | None] = mapped_column(String(10), nullable=True)
     expected: Mapped[str | None] = mapped_column(String(20), nullable=True)
-    rater_id: Mapped[str | None] = mapped_column(ForeignKey("raters.id"), nullable=True)
+    rater_id: Mapped[str | None] = mapped_column(ForeignKey("raters.id"), nullable=True, index=True)
     expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     served_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     submitted_at: Mapped[float | None] = mapped_column(Float, nullable=True)

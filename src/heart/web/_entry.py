@@ -54,5 +54,12 @@ def prolific_entry(request: Request) -> Response:
             "The link has no valid participant id. Go back to Prolific and open the study "
             "link from there.",
         )  # fmt: skip
+    wanted = web(request).study.config.people.prolific_study
+    if wanted is not None and study != wanted:
+        return message(
+            request, 403, "This link belongs to another study",
+            "The study id in the link is not the one this site collects answers for. Go back to "
+            "Prolific and open the link of this study from there.",
+        )  # fmt: skip
     rater = prolific_rater(web(request).study.store, participant, study, session)
     return _signed_in(request, rater, "prolific")

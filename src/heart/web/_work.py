@@ -48,7 +48,10 @@ Submit = Callable[[WebState, str, str, Form, float], None]
 
 def _claim(state: WebState, rater: str, kind: str) -> Task | None:
     people = state.study.config.people
-    task = claim(state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60)
+    task = claim(
+        state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
+        cap=people.tasks_per_person,
+    )  # fmt: skip
     return None if task is None else load_task(state.study.store, rater, task)
 
 
