@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+"""Debian's Chromium, which the browser tests drive through Playwright."""
+
+
+def require_chromium() -> None:
+    """Skip the test when Chromium is not installed; in CI, fail it instead."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
+        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
 
 
 def heart(

@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 from heart.models.embedded import embedded_model_path
 
@@ -22,6 +22,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop(process: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """End a server subprocess: ask it to stop, and kill it if it has not within ``timeout``."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
 
 
 @contextmanager
@@ -45,11 +55,7 @@ def llama_server(n_ctx: int = 4096) -> Iterator[str]:
             _wait_until_up(process, base_url, log)
             yield base_url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process, timeout=10)
 
 
 def _wait_until_up(process: subprocess.Popen[bytes], base_url: str, log: IO[str]) -> None:

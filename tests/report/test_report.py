@@ -4,18 +4,15 @@ headless Chromium (screenshots go to test-output/)."""
 from __future__ import annotations
 
 import csv
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from heart.store import open_store
 
-from ..helpers import heart
+from ..helpers import CHROMIUM, heart, require_chromium
 from ..rows import Verdict, seed_verdicts
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 SYSTEMS = ["m1", "m2", "m3", "warm"]
 
@@ -79,10 +76,7 @@ def test_leaderboard_command_prints_each_board(study: Path) -> None:
 
 
 def test_html_report_renders_in_headless_chromium(study: Path) -> None:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
-        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     OUTPUT.mkdir(exist_ok=True)

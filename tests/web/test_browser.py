@@ -4,15 +4,11 @@ JavaScript off, and nothing is fetched from anywhere else."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 import uvicorn
@@ -22,25 +18,21 @@ from sqlalchemy import select
 from heart.people import invite
 from heart.store import CompletionRow, JudgmentRow
 
+from ..helpers import CHROMIUM, require_chromium
+from ..servers import free_port
 from .conftest import WebStudy
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 MakeStudy = Callable[..., WebStudy]
 
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
-        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
+    require_chromium()
 
 
 @contextmanager
 def _serving(app: FastAPI) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

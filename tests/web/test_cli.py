@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 import heart
 from heart.cli import app
 
+from ..servers import free_port, stop
 from .conftest import WebStudy, hidden, write_study
 
 MakeStudy = Callable[..., WebStudy]
@@ -52,12 +52,6 @@ def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
     assert bad.exit_code != 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path) -> None:
     from heart.store import open_store
 
@@ -65,7 +59,7 @@ def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path)
     store = open_store(f"sqlite:///{tmp_path / 'heart.db'}")
     write_study(root, store, {}, seed=0)
     store.close()
-    port = _free_port()
+    port = free_port()
     src = str(Path(heart.__file__).resolve().parents[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
     env["PYTHONPATH"] = src
@@ -95,5 +89,4 @@ def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path)
         with browser.open(match.group(1)) as admin:  # the token, then the cookie on /admin
             assert admin.status == 200 and 'id="progress"' in admin.read().decode()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server)

@@ -9,8 +9,6 @@ import io
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -29,10 +27,11 @@ import heart
 from heart.people import rater_for_token
 from heart.store import CompletionRow, JudgmentRow, PairRow, Store
 
+from ..helpers import CHROMIUM, require_chromium
 from ..helpers import heart as heart_cli
+from ..servers import free_port, stop
 from .conftest import SYSTEMS, fill_store, reply_text
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 SRC = str(Path(heart.__file__).resolve().parents[1])
 SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
@@ -42,10 +41,7 @@ WRITTEN = "I'm so sorry. It sounds like you miss her, and that you want to make 
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium (scripts/chromium-up.sh)")
-        pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
+    require_chromium()
 
 
 def _model_system(name: str) -> dict[str, Any]:
@@ -80,12 +76,6 @@ def _invite_link(root: Path, base: str) -> str:
     return link
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _heart_serve(root: Path, port: int, log: Path) -> Iterator[str]:
     """`heart serve` in a subprocess until it answers; yields the admin link it printed."""
@@ -111,12 +101,7 @@ def _heart_serve(root: Path, port: int, log: Path) -> Iterator[str]:
         assert match, log.read_text()
         yield match.group(1)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
+        stop(server)
 
 
 def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_path: Path) -> None:
@@ -124,7 +109,7 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
 
     root = tmp_path / "study"
     replies = _study(root, store)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     writer_link, rater_link = _invite_link(root, base), _invite_link(root, base)
     writer = rater_for_token(store, writer_link.rsplit("/", 1)[1])
