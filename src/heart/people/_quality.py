@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import and_, func, select, update
@@ -91,7 +92,10 @@ def review_quality(store: Store) -> list[RaterQuality]:
                    TaskRow.served_at, TaskRow.submitted_at).where(TaskRow.done)
         ).all()  # fmt: skip
         durations: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for rater, kind, _check, _passed, served, submitted in rows:
+        by_rater: dict[str | None, list[Any]] = defaultdict(list)
+        for row in rows:
+            rater, kind, _check, _passed, served, submitted = row
+            by_rater[rater].append(row)
             if rater is not None and served is not None and submitted is not None:
                 durations[kind].append((rater, submitted - served))
         odd: dict[str, int] = defaultdict(int)
@@ -102,7 +106,7 @@ def review_quality(store: Store) -> list[RaterQuality]:
                 odd[rater] += flagged
         out = []
         for person in session.scalars(select(RaterRow).order_by(RaterRow.id)):
-            mine = [r for r in rows if r.rater_id == person.id]
+            mine = by_rater[person.id]
             checks = [r for r in mine if r.check]
             failed = sum(1 for r in checks if r.passed is False)
             reason = exclusion_reason(len(checks), failed)
