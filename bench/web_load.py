@@ -31,7 +31,6 @@ import os
 import random
 import re
 import secrets
-import socket
 import ssl
 import statistics
 import subprocess
@@ -49,17 +48,20 @@ from pathlib import Path
 
 import httpx2
 import yaml
-from markupsafe import escape
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers import attentive_choice  # noqa: E402
+from tests.servers import free_port, stop  # noqa: E402
 
 from heart.config import PairsSpec  # noqa: E402
 from heart.judging import build_pairs  # noqa: E402
-from heart.people import ATTENTION_REPLY, GOLD_REPLY, invite  # noqa: E402
+from heart.people import invite  # noqa: E402
 from heart.store import (  # noqa: E402
     CompletionRow,
     ConversationRow,
@@ -199,12 +201,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def pin_cores(server_pid: int) -> None:
     """Server on one core, this process on the others, so they do not preempt each other."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -239,12 +235,7 @@ def heart_serve(root: Path, log: Path) -> Iterator[tuple[str, int]]:
                 time.sleep(0.2)
         yield base, server.pid
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 class Capped(Exception):
@@ -304,25 +295,13 @@ async def act(
                     }
                 else:
                     answer = {
-                        "choice": rng.choice(CHOICES) if person.careless else choose(page, rng),
+                        "choice": (None if person.careless else attentive_choice(page))
+                        or rng.choice(CHOICES),
                         "rationale": "The first one listens.",
                         "checklist": ["length", "format", "position"],
                     }  # fmt: skip
                 await call("POST", f"/{kind}", f"/{kind}", **fields, **answer)
         person.finished = True
-
-
-def choose(page: str, rng: random.Random) -> str:
-    """An attentive person's choice: a check answered as it asks, any choice on a real pair."""
-    second = page.index('id="reply-b"')
-    for reply, first, other in (
-        (ATTENTION_REPLY, "A++", "B++"),  # mark the reply that asks much better
-        (GOLD_REPLY, "B+", "A+"),  # the dismissive reply loses
-    ):
-        where = page.find(str(escape(reply)))
-        if where >= 0:
-            return first if where < second else other
-    return rng.choice(CHOICES)
 
 
 async def crowd(people: list[Person], base: str, run: Run, args: argparse.Namespace) -> None:

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
+
+from heart.people import ATTENTION_REPLY, GOLD_REPLY
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 """Debian's Chromium, which the browser tests drive through Playwright."""
@@ -49,3 +52,17 @@ def set_items(study: Path, n: int) -> None:
     path = study / "study.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("regular: 12", f"regular: {n}"), encoding="utf-8")
+
+
+def attentive_choice(page: str) -> str | None:
+    """What a careful rater answers on a judge page that holds a gold or attention check (the
+    page cannot tell them apart, a reader can); None on a real pair."""
+    second = page.index('id="reply-b"')
+    for reply, first, other in (
+        (ATTENTION_REPLY, "A++", "B++"),  # mark the reply that asks much better
+        (GOLD_REPLY, "B+", "A+"),  # the dismissive reply loses
+    ):
+        where = page.find(str(escape(reply)))
+        if where >= 0:
+            return first if where < second else other
+    return None

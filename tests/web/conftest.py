@@ -14,12 +14,11 @@ import pytest
 import yaml
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from markupsafe import escape
 from sqlalchemy import select
 
 from heart.config import PairsSpec
 from heart.judging import build_pairs
-from heart.people import ATTENTION_REPLY, GOLD_REPLY, invite
+from heart.people import invite
 from heart.store import CompletionRow, ItemRow, Store
 from heart.web import create_app
 
@@ -122,14 +121,3 @@ def reply_text(page: str, element_id: str) -> str:
     match = re.search(rf'id="{element_id}"[^>]*>.*?<p>(.*?)</p>', page, re.S)
     assert match, f"no reply in #{element_id}"
     return html.unescape(match.group(1))
-
-
-def attentive_choice(page: str, otherwise: str = "A+") -> str:
-    """What a careful rater answers on a judge page: a gold or attention check as it asks (the
-    page cannot tell them apart, the reader can), ``otherwise`` on a real pair."""
-    second = page.index('id="reply-b"')
-    for reply, first, other in ((ATTENTION_REPLY, "A++", "B++"), (GOLD_REPLY, "B+", "A+")):
-        where = page.find(str(escape(reply)))
-        if where >= 0:
-            return first if where < second else other
-    return otherwise

@@ -14,7 +14,8 @@ from heart.people import CHOICES
 from heart.store import CompletionRow, JudgmentRow, LabelRow, PairRow, RaterRow, TaskRow
 from heart.types import SUPPORT_STRATEGIES
 
-from .conftest import SYSTEMS, WebStudy, attentive_choice, element, hidden, reply_text, sign_in
+from ..helpers import attentive_choice
+from .conftest import SYSTEMS, WebStudy, element, hidden, reply_text, sign_in
 
 MakeStudy = Callable[..., WebStudy]
 SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
@@ -218,7 +219,7 @@ def test_no_page_names_a_system_a_family_or_an_id(web_study: MakeStudy) -> None:
     ):
         while "Nothing left here" not in (page := client.get(f"/{kind}").text):
             pages.append(page)
-            choice = {"choice": attentive_choice(page)} if kind == "judge" else {}
+            choice = {"choice": attentive_choice(page) or "A+"} if kind == "judge" else {}
             response = client.post(
                 f"/{kind}",
                 data={"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), **data,
