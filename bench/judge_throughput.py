@@ -1,22 +1,24 @@
 """Judging throughput with the embedded judge, in one run, on the same verdict prompts:
 
-* heart: the judging stage's calls through the engine (fresh store, nothing cached), dispatched
-  in heart's order, which keeps every item's prompts together;
-* bare: a plain llama-cpp-python loop over the same prompts in the same order;
-* unordered: the same bare loop with the prompts interleaved across items, so consecutive
-  prompts never share the conversation prefix llama.cpp could reuse.
+* heart: the judging stage's calls through the engine (fresh store, nothing cached), in heart's
+  dispatch order, which keeps one item's prompts together and, within the item, those showing
+  the same reply first;
+* bare: a plain llama-cpp-python loop (its own ``Llama``, opened with heart's settings) over
+  the same prompts in the same order;
+* mixed: heart again, on the same prompts interleaved across items, so consecutive prompts never
+  share more than the rubric; the prefix llama.cpp could reuse is lost.
 
 Every llama.cpp call, on every side, runs on heart's one llama.cpp worker thread, as heart's own
 calls always do: llama.cpp keeps a team of compute threads per calling thread, and calls
 alternating between two calling threads leave two teams competing for the cores.
 
 Each item's original reply and four other replies give the ten pairs of an all-pairs design
-with five systems. Items come from ESConv (``--esconv``, by default ../shared/data/esconv/
-hf_splits when it is there) or else from the bundled demo corpus.
+with five systems, shown in heart's seeded A/B order. Items come from ESConv (``--esconv``, by
+default ../shared/data/esconv/hf_splits when it is there) or else from the bundled demo corpus.
 
     .venv/bin/python bench/judge_throughput.py [--items 3] [--rounds 3] [--esconv PATH]
 
-Targets: heart/bare at least 0.95; ordered/unordered at least 2. Each round measures both
+Targets: heart/bare at least 0.95; heart ordered/mixed at least 2. Each round measures both
 ratios; the last two lines print their medians over the rounds.
 """
 
@@ -67,12 +69,13 @@ def load_items(n_items: int, esconv: Path | None) -> tuple[str, list[Any]]:
 
 
 def verdict_requests(items: list[Any]) -> tuple[JudgeSpec, list[list[ChatRequest]]]:
-    """Per item, the judge's requests for all ten pairs of five replies (the original and
-    four others), in heart's order: one item's prompts together, pairs with the same first
-    reply back to back."""
+    """Per item, the judge's requests for all ten pairs of five replies (the original and four
+    others) in heart's seeded A/B order, sorted as heart dispatches them: pairs showing the same
+    reply first back to back."""
     import itertools
 
     from heart.judging import judge_request
+    from heart.judging._pairs import seeded_order
     from heart.prompts import load_prompt
 
     spec = JudgeSpec(
@@ -84,8 +87,11 @@ def verdict_requests(items: list[Any]) -> tuple[JudgeSpec, list[list[ChatRequest
     groups = []
     for item in items:
         replies = [item.reference, *REPLIES]
-        pairs = itertools.combinations(replies, 2)
-        groups.append([judge_request(item, a, b, prompt, spec) for a, b in pairs])
+        pairs = itertools.combinations([str(i) for i in range(len(replies))], 2)
+        shown = sorted(seeded_order(0, item.id, a, b) for a, b in pairs)
+        groups.append(
+            [judge_request(item, replies[int(a)], replies[int(b)], prompt, spec) for a, b in shown]
+        )
     return spec, groups
 
 
@@ -161,7 +167,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--esconv", type=Path, default=None, help="ESConv file or folder")
     args = parser.parse_args()
-    from heart.models.embedded import _load, embedded_model_path
+    from llama_cpp import Llama
+
+    from heart.models.embedded import _load, embedded_model_path, llama_settings
 
     esconv = args.esconv or (SHARED_ESCONV if SHARED_ESCONV.is_dir() else None)
     source, items = load_items(args.items + 1, esconv)
@@ -170,11 +178,13 @@ def main() -> None:
     mixed = [group[k] for k in range(len(groups[0])) for group in groups]
     size = len(groups[0])
     chunks = [mixed[i * size : (i + 1) * size] for i in range(len(groups))]
-    llm, _lock = _load(embedded_model_path(), spec.model.n_ctx)  # heart's own instance
+    path, n_ctx = embedded_model_path(), spec.model.n_ctx
+    plain = on_worker(lambda: Llama(**llama_settings(path, n_ctx)))
+    heart_llm, _lock = _load(path, n_ctx)  # heart's own instance
     n = sum(len(g) for g in groups)
-    rates: dict[str, list[float]] = {"bare": [], "heart": [], "unordered": []}
-    ratios: dict[str, list[float]] = {"ordered/unordered": [], "heart/bare": []}
-    sides = ["bare", "heart", "unordered"]
+    sides = ["bare", "heart", "mixed"]
+    rates: dict[str, list[float]] = {side: [] for side in sides}
+    ratios: dict[str, list[float]] = {"heart ordered/mixed": [], "heart/bare": []}
     for r in range(args.rounds):
         # step by step, the three sides take turns (who goes first rotates), each on one item's
         # prompts or on as many mixed ones and from the same cache state, so drift in the
@@ -182,26 +192,28 @@ def main() -> None:
         seconds = dict.fromkeys(sides, 0.0)
         for i, (group, chunk) in enumerate(zip(groups, chunks, strict=True)):
             for side in sides[(i + r) % 3 :] + sides[: (i + r) % 3]:
-                prime(llm, primer)
-                if side == "heart":
-                    seconds[side] += through_heart(spec, group)
+                if side == "bare":
+                    prime(plain, primer)
+                    seconds[side] += bare(plain, group)
                 else:
-                    seconds[side] += bare(llm, group if side == "bare" else chunk)
+                    prime(heart_llm, primer)
+                    seconds[side] += through_heart(spec, group if side == "heart" else chunk)
         for side, spent in seconds.items():
             rates[side].append(n / spent * 60)
-        ratios["ordered/unordered"].append(seconds["unordered"] / seconds["bare"])
+        ratios["heart ordered/mixed"].append(seconds["mixed"] / seconds["heart"])
         ratios["heart/bare"].append(seconds["bare"] / seconds["heart"])
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}/min" for k, v in rates.items())
               + "; " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in ratios.items()),
               flush=True)  # fmt: skip
-    bare_rate, heart_rate, unordered_rate = (statistics.median(v) for v in rates.values())
+    bare_rate, heart_rate, mixed_rate = (statistics.median(v) for v in rates.values())
     print(f"{n} verdict prompts per side ({args.items} items from {source}, "
           "10 pairs each), embedded judge, median of the rounds")  # fmt: skip
     print(f"bare loop, items together:  {bare_rate:.1f} judgments/min")
     print(f"heart, items together:      {heart_rate:.1f} judgments/min")
-    print(f"bare loop, items mixed:     {unordered_rate:.1f} judgments/min")
-    print(f"ratio ordered/unordered: {statistics.median(ratios['ordered/unordered']):.3f}")
+    print(f"heart, items mixed:         {mixed_rate:.1f} judgments/min")
+    print(f"ratio heart ordered/mixed: {statistics.median(ratios['heart ordered/mixed']):.3f}")
     print(f"ratio heart/bare: {statistics.median(ratios['heart/bare']):.3f}")
+    on_worker(plain.close)
 
 
 if __name__ == "__main__":

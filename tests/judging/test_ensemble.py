@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from heart.analyses import load_comparisons
 from heart.generate import generate
-from heart.judging import build_pairs, judge_pairs, parse_verdict, schedule_for
+from heart.judging import build_pairs, judge_pairs, parse_verdict, plan_judging, schedule_for
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, SystemRow
 from heart.study import Study, open_study
 
@@ -157,6 +157,35 @@ def test_no_judge_sees_its_own_family_and_loads_stay_even(
     schedule, _ = schedule_for(study)
     assert len(schedule.unjudgeable) == ITEMS  # the openai-vs-anthropic pair of every item
     study.close()
+
+
+def test_calls_sharing_a_prompt_prefix_run_back_to_back(
+    study_dir: Path, server: FaultServer
+) -> None:
+    """Dispatch order keeps each judge's prompts for one item together and, within the item,
+    those showing the same reply first: each such run shares its prompt up to reply B."""
+    _write_study(study_dir, server)
+    config = study_dir / "study.yaml"
+    config.write_text(config.read_text() + "pairs: {design: all, both_orders: true}\n")
+    study = open_study(study_dir)
+    generate(study)
+    build_pairs(study.store, study.config.pairs, study.config.seed)
+    calls = sorted(plan_judging(study).calls, key=lambda c: c.group)
+    study.close()
+    assert len(calls) == ITEMS * 12  # per item 6 verdicts (google/meta by both judges), x2 orders
+
+    def runs(keys: list[tuple[str, ...]]) -> int:
+        return sum(1 for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k)
+
+    def prefix(call: Any, upto: str) -> tuple[str, ...]:
+        text = call.request.messages[-1].content
+        return (call.model.model, text.split(upto)[0])
+
+    by_item = [prefix(c, "Reply A:") for c in calls]
+    by_first = [prefix(c, "Reply B:") for c in calls]
+    assert runs(by_item) == len(set(by_item)) == ITEMS * len(JUDGES)
+    assert runs(by_first) == len(set(by_first))
+    assert len(set(by_first)) < len(calls)  # some prompts do share reply A
 
 
 def test_every_eligible_judge_rates_when_no_number_is_set(

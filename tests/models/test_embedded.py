@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from importlib.resources import as_file
 
 import pytest
 
@@ -76,3 +77,47 @@ def test_streaming_does_not_change_the_answer_or_its_cache_key() -> None:
     assert (streamed.tokens_in, streamed.tokens_out) == (whole.tokens_in, whole.tokens_out)
     assert whole.ttft_ms is None and streamed.ttft_ms is not None
     assert REQUEST.call_hash("embedded", "m") == plain.call_hash("embedded", "m")
+
+
+def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:
+    """heart's greedy decoding under the verdict grammar gives llama-cpp-python's own answers
+    token for token, including where the model's top token breaks the grammar."""
+    from importlib.resources import files
+
+    from llama_cpp import Llama
+
+    from heart.config import JudgeSpec, JudgingSpec, ModelSpec
+    from heart.corpus import load_corpus
+    from heart.items import select_regular_items
+    from heart.judging import judge_request
+    from heart.models._greedy import GrammarGreedy
+    from heart.models.embedded import _load
+    from heart.prompts import load_prompt
+
+    demo = files("heart.demo").joinpath("esconv_demo.jsonl")
+    with as_file(demo) as path:
+        conversations = load_corpus(path).conversations
+    item = select_regular_items(conversations, n_items=1, seed=0).items[0]
+    spec = JudgeSpec(name="j", family="huggingface", model=ModelSpec(provider="embedded"))
+    prompt = load_prompt("judge-heart", JudgingSpec().prompt_version)
+    replies = [item.reference, "That sounds so hard. What weighs on you most?", "ok."]
+    shown = [(0, 1), (1, 2), (2, 0)]
+    requests = [judge_request(item, replies[a], replies[b], prompt, spec) for a, b in shown]
+
+    model = EmbeddedModel("smollm2-135m-instruct-q4_1", n_ctx=4096)
+    plain = Llama(model_path=str(embedded_model_path()), n_ctx=4096, verbose=False, seed=0)
+    rejected = 0
+    for request in requests:
+        ours = asyncio.run(model.complete(request)).text
+        sampler = _load(embedded_model_path(), 4096)[0]._sampler
+        assert isinstance(sampler, GrammarGreedy)
+        rejected += sampler.rejected
+        theirs = plain.create_chat_completion(
+            messages=[m.model_dump() for m in request.messages],
+            max_tokens=request.max_tokens,
+            temperature=0.0,
+            response_format={"type": "json_object", "schema": request.json_schema},
+        )["choices"][0]["message"]["content"]
+        assert ours == theirs
+    assert rejected > 0  # the whole-vocabulary pass was needed, and agreed too
+    plain.close()

@@ -186,15 +186,15 @@ def plan_judging(study: Study) -> JudgingPlan:
                 if (pair.id, judge.name, order) in done:
                     continue
                 model = model or make_chat_model(judge.model)
-                a, b = texts[pair.a_id], texts[pair.b_id]
-                first, second = (a, b) if order == "ab" else (b, a)
+                shown = (pair.a_id, pair.b_id) if order == "ab" else (pair.b_id, pair.a_id)
+                first, second = texts[shown[0]], texts[shown[1]]
                 request = judge_request(items[pair.item_id], first, second, prompt, judge)
                 key = request.call_hash(model.provider, model.model)
                 calls.append(
                     Call(
                         model=model,
                         request=request,
-                        group=f"{judge.name}/{pair.item_id}/{pair.id}/{order}",
+                        group=f"{judge.name}/{pair.item_id}/{shown[0]}/{pair.id}/{order}",
                         on_result=_recorder(pair, judge, order, prompt, key),
                         price=judge.model.price,
                         check=check,

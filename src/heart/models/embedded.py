@@ -16,6 +16,7 @@ from typing import Any
 from heart.config import ProviderName
 from heart.errors import HeartError
 from heart.models._errors import ModelCallError
+from heart.models._greedy import greedy_grammar_llama
 from heart.models._protocol import ChatRequest, ChatResponse
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -54,6 +55,19 @@ def _close_loaded() -> None:
         _LOADED.popitem()[1][0].close()
 
 
+def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
+    """How heart opens a GGUF file with llama-cpp-python's ``Llama``."""
+    return {
+        "model_path": str(path),
+        "n_ctx": n_ctx,
+        "n_threads": max(1, os.cpu_count() or 1),
+        "n_batch": 512,
+        "logits_all": False,
+        "verbose": False,
+        "seed": 0,
+    }
+
+
 def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
     """One llama.cpp instance per file and context size, shared by every caller in the process,
     with the lock that keeps its calls one at a time (held by the worker thread itself, so a
@@ -62,26 +76,16 @@ def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
     with _LOAD_LOCK:
         if key not in _LOADED:
             try:
-                from llama_cpp import Llama
+                llama = greedy_grammar_llama()
             except ImportError:
                 raise HeartError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
-            _LOADED[key] = (
-                Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_threads=max(1, os.cpu_count() or 1),
-                    n_batch=512,
-                    logits_all=False,
-                    verbose=False,
-                    seed=0,
-                ),
-                threading.Lock(),
-            )
+            _LOADED[key] = (llama(**llama_settings(path, n_ctx)), threading.Lock())
         return _LOADED[key]
 
 
 class EmbeddedModel:
-    """llama.cpp in this process; calls run one at a time on a worker thread."""
+    """llama.cpp in this process; calls run one at a time on a worker thread, and greedy
+    answers under a JSON schema are decoded with the grammar checked lazily (see `_greedy`)."""
 
     provider: ProviderName = "embedded"
 
