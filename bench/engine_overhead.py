@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.servers import stop  # noqa: E402
+
 CONCURRENCY = 64
 
 
@@ -129,8 +131,7 @@ def main() -> None:
             print(f"round {r + 1}: bare {bare_rates[-1]:.0f} calls/s, "
                   f"engine {engine_rates[-1]:.0f} calls/s")  # fmt: skip
     finally:
-        process.terminate()
-        process.wait()
+        stop(process)
     bare_rate, engine_rate = statistics.median(bare_rates), statistics.median(engine_rates)
     print(f"bare asyncio loop: {bare_rate:.0f} calls/s (median of {args.rounds})")
     print(f"heart engine:      {engine_rate:.0f} calls/s (median of {args.rounds})")
