@@ -172,10 +172,10 @@ def _answer(store: Store, task: str, right: bool) -> str:
     return expected if check == "attention" else expected + "+"
 
 
-def _judge_all(store: Store, rater: str, right: bool, **kw: object) -> list[str]:
+def _judge_all(store: Store, rater: str, right: bool, cap: int | None = None) -> list[str]:
     """Judge until no work is left; returns the seats submitted, in order."""
     done = []
-    while (task := claim(store, rater, JUDGE, now=0, seconds=HOUR, **kw)) is not None:  # type: ignore[arg-type]
+    while (task := claim(store, rater, JUDGE, now=0, seconds=HOUR, cap=cap)) is not None:
         submit_judgment(store, rater, task, _answer(store, task, right), "", now=1)
         done.append(task)
     return done

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from sqlalchemy import CursorResult, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -65,6 +65,14 @@ NOT_YOURS = (
 
 
 ALREADY_DONE = "this task is already submitted; take the next one"
+
+
+class _SeatState(Protocol):
+    rater_id: str | None
+    done: bool
+
+
+Seat = TypeVar("Seat", bound=_SeatState)
 
 NO_CAP = 2**31 - 1
 """The per-person cap when the study sets none."""
@@ -194,21 +202,26 @@ def claim(
     return None
 
 
-def _owned(session: Session, rater: str, task: str) -> TaskRow:
-    row = session.get(TaskRow, task)
-    if row is None or row.rater_id != rater:
+def _open_seat(seat: Seat | None, rater: str) -> Seat:
+    """``seat`` (a task row, or a row of `_PAGE`), refused if it is missing, not ``rater``'s,
+    or already submitted."""
+    if seat is None or seat.rater_id != rater:
         raise TaskRefused(NOT_YOURS)
-    if row.done:
+    if seat.done:
         raise TaskRefused(ALREADY_DONE)
-    return row
+    return seat
+
+
+def _owned(session: Session, rater: str, task: str) -> TaskRow:
+    return _open_seat(session.get(TaskRow, task), rater)
 
 
 _A, _B, _LABELLED = (aliased(CompletionRow, name=n) for n in ("a", "b", "labelled"))
 _PAGE = (
     select(
         TaskRow.rater_id, TaskRow.done, TaskRow.kind, TaskRow.check, TaskRow.shown,
-        TaskRow.expires_at, ItemRow.context, ItemRow.reference, _A.text, _B.text,
-        _LABELLED.text,
+        TaskRow.expires_at, ItemRow.context, ItemRow.reference, _A.text.label("a_text"),
+        _B.text.label("b_text"), _LABELLED.text.label("labelled_text"),
     )
     .join(ItemRow, ItemRow.id == TaskRow.item_id)
     .outerjoin(PairRow, and_(TaskRow.kind == JUDGE, PairRow.id == TaskRow.target))
@@ -223,20 +236,16 @@ _PAGE = (
 def load_task(store: Store, rater: str, task: str) -> Task:
     """The page content of one of ``rater``'s claimed seats, replies in the served order."""
     with store.session() as session:
-        row = session.execute(_PAGE, {"p_task": task}).one_or_none()
-    if row is None or row.rater_id != rater:
-        raise TaskRefused(NOT_YOURS)
-    if row.done:
-        raise TaskRefused(ALREADY_DONE)
+        row = _open_seat(session.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
     replies: list[str] = []
     if row.kind == JUDGE and row.check:
         first = row.reference if row.check == GOLD else ATTENTION_REPLY
         other = GOLD_REPLY if row.check == GOLD else row.reference
         replies = [first, other]
     elif row.kind == JUDGE:
-        replies = [row[8], row[9]]
+        replies = [row.a_text, row.b_text]
     elif row.kind == LABEL:
-        replies = [row[10]]
+        replies = [row.labelled_text]
     if row.kind == JUDGE and row.shown == "ba":
         replies.reverse()
     context = [(t["role"], t["text"]) for t in row.context]
