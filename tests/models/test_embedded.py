@@ -91,7 +91,7 @@ def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:
     from heart.items import select_regular_items
     from heart.judging import judge_request
     from heart.models._greedy import GrammarGreedy
-    from heart.models.embedded import _load
+    from heart.models.embedded import _load, llama_settings
     from heart.prompts import load_prompt
 
     demo = files("heart.demo").joinpath("esconv_demo.jsonl")
@@ -105,7 +105,7 @@ def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:
     requests = [judge_request(item, replies[a], replies[b], prompt, spec) for a, b in shown]
 
     model = EmbeddedModel("smollm2-135m-instruct-q4_1", n_ctx=4096)
-    plain = Llama(model_path=str(embedded_model_path()), n_ctx=4096, verbose=False, seed=0)
+    plain = Llama(**llama_settings(embedded_model_path(), 4096))  # as heart opens it
     rejected = 0
     for request in requests:
         ours = asyncio.run(model.complete(request)).text

@@ -10,6 +10,7 @@ first check, and a verdict from the embedded judge takes about a third less time
 from __future__ import annotations
 
 import ctypes
+import functools
 import weakref
 from typing import Any
 
@@ -68,6 +69,7 @@ _NEUTRAL = {
 }
 
 
+@functools.cache
 def greedy_grammar_llama() -> type:
     """llama-cpp-python's ``Llama``, with grammar-constrained greedy decoding done as above
     (any other sampling is left to the library)."""
