@@ -97,7 +97,6 @@ async def bare(base_url: str, requests: list[ChatRequest]) -> float:
 
 
 def through_engine(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
-    from rich.console import Console
 
     from heart.engine import Call, Engine
     from heart.models.openai_compat import OpenAICompatibleModel
@@ -112,7 +111,7 @@ def through_engine(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
         ]
         engine = Engine(
             store, EngineSpec(providers={"openai": ProviderSettings(concurrency=1)}),
-            Console(quiet=True),
+            None,
         )  # fmt: skip
         start = time.perf_counter()
         summary = asyncio.run(engine.run(calls, label="bench"))

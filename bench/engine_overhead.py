@@ -76,7 +76,6 @@ async def bare(base_url: str, texts: list[str]) -> float:
 
 
 def through_engine(base_url: str, texts: list[str]) -> float:
-    from rich.console import Console
 
     from heart.config import EngineSpec, ModelSpec, ProviderSettings
     from heart.engine import Call, Engine
@@ -106,7 +105,7 @@ def through_engine(base_url: str, texts: list[str]) -> float:
         engine_spec = EngineSpec(
             providers={"openai": ProviderSettings(concurrency=CONCURRENCY, max_retries=0)}
         )
-        engine = Engine(store, engine_spec, Console(quiet=True))
+        engine = Engine(store, engine_spec, None)
         start = time.perf_counter()
         summary = asyncio.run(engine.run(calls, label="bench"))
         elapsed = time.perf_counter() - start

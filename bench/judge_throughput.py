@@ -74,8 +74,8 @@ def verdict_requests(items: list[Any]) -> tuple[JudgeSpec, list[list[ChatRequest
     reply first back to back."""
     import itertools
 
+    from heart.ids import seeded_order
     from heart.judging import judge_request
-    from heart.judging._pairs import seeded_order
     from heart.prompts import load_prompt
 
     spec = JudgeSpec(
@@ -127,7 +127,6 @@ def bare(llm: Any, requests: list[ChatRequest]) -> float:
 def through_heart(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
     """Seconds heart's engine takes for ``requests``, with heart's verdict check (the store is
     made before the clock starts)."""
-    from rich.console import Console
 
     from heart.engine import Call, Engine
     from heart.judging import verdict_check
@@ -144,7 +143,7 @@ def through_heart(spec: JudgeSpec, requests: list[ChatRequest]) -> float:
             )
             for i, r in enumerate(requests)
         ]
-        engine = Engine(store, EngineSpec(), Console(quiet=True))
+        engine = Engine(store, EngineSpec(), None)
         start = time.perf_counter()
         summary = asyncio.run(engine.run(calls, label="bench"))
         elapsed = time.perf_counter() - start

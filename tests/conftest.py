@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import ProgrammingError
 
 from heart.store import Store, open_store
 
@@ -30,9 +32,22 @@ def _postgres_store() -> Iterator[Store]:
         yield store
     finally:
         store.close()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        _drop(admin, name)
         admin.dispose()
+
+
+def _drop(admin: Engine, name: str) -> None:
+    """Drop a test database; an autovacuum worker on it (which the test role may not end) is
+    waited out rather than failing the test."""
+    for attempt in range(20):
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            return
+        except ProgrammingError:
+            if attempt == 19:
+                raise
+            time.sleep(0.25)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as RichProgress
 from rich.table import Table
-from sqlalchemy import func, select
 
-from heart.config import STUDY_FILE
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
-    from heart.engine import Call, RunSummary
-    from heart.judging import JudgingPlan
+    from heart.engine import Progress, RunSummary
+    from heart.generate import GenerationSummary
+    from heart.judging import JudgingPlan, JudgingSummary
+    from heart.pipeline import DryRun, ItemsSummary, ReportSummary
     from heart.study import Study
 
 app = typer.Typer(
@@ -51,11 +58,36 @@ StudyOption = Annotated[
 def _study(root: Path) -> Iterator[Study]:
     from heart.study import open_study
 
-    study = open_study(root)
-    try:
+    with open_study(root) as study:
         yield study
-    finally:
-        study.close()
+
+
+class ProgressBar:
+    """Draws the engine's progress reports: one bar per stage with rate, ETA, tokens and cost."""
+
+    def __init__(self) -> None:
+        self.bar: RichProgress | None = None
+        self.task = TaskID(0)
+
+    def __call__(self, report: Progress) -> None:
+        if self.bar is None:
+            self.bar = RichProgress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}"),
+                console=console, refresh_per_second=4,
+            )  # fmt: skip
+            self.task = self.bar.add_task(report.stage, total=report.total, rate="", tokens=0,
+                                          cost=0.0)  # fmt: skip
+            self.bar.start()
+        elapsed = self.bar.tasks[self.task].elapsed or 0.0
+        rate = f"{report.fresh / elapsed * 60:.0f}/min" if elapsed > 0 and report.fresh else ""
+        self.bar.update(self.task, completed=report.done, total=report.total, rate=rate,
+                        tokens=report.tokens, cost=report.cost_usd)  # fmt: skip
+        if report.finished:
+            self.bar.stop()
+            self.bar = None
 
 
 @app.command()
@@ -64,72 +96,29 @@ def init(
     demo: Annotated[bool, typer.Option(help="Set up the bundled, offline demo study.")] = False,
 ) -> None:
     """Create a study folder with a study.yaml (and, with --demo, the demo corpus)."""
-    target = directory / STUDY_FILE
-    if target.exists():
-        raise HeartError(f"{target} already exists; choose another folder or edit that file")
-    directory.mkdir(parents=True, exist_ok=True)
-    data = files("heart.demo")
-    if demo:
-        target.write_text(data.joinpath("study.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-        corpus = data.joinpath("esconv_demo.jsonl")
-        (directory / "esconv_demo.jsonl").write_text(
-            corpus.read_text(encoding="utf-8"), encoding="utf-8"
-        )
-    else:
-        target.write_text(
-            data.joinpath("template.yaml").read_text(encoding="utf-8"), encoding="utf-8"
-        )
-    with _study(directory):
-        pass
+    from heart.study import create_study
+
+    target = create_study(directory, demo=demo)
     console.print(
         f"Created {target}" + (" (demo study)" if demo else "; edit it, then `heart run`")
     )
 
 
-def _esconv_path(study: Study, override: Path | None) -> Path:
-    if override is not None:
-        return override
-    if study.config.items.esconv is None:
-        raise HeartError(
-            f"{study.root / STUDY_FILE}: 'items.esconv' is not set; set it to an ESConv file or "
-            "folder, or pass --esconv PATH"
-        )
-    path = Path(study.config.items.esconv)
-    return path if path.is_absolute() else study.root / path
-
-
-def _build_items(study: Study, esconv: Path | None) -> None:
-    from heart.corpus import load_corpus
-    from heart.items import save_selection, select_regular_items
-
-    start = time.perf_counter()
-    corpus = load_corpus(_esconv_path(study, esconv))
-    spec = study.config.items
-    second_pass = None
-    if spec.screener is not None:
-        from heart.items.llm_screen import llm_second_pass
-
-        second_pass = llm_second_pass(study, spec.screener, console)
-    selection = select_regular_items(
-        corpus.conversations,
-        n_items=spec.regular,
-        seed=study.config.seed,
-        max_per_dialogue=spec.max_per_dialogue,
-        min_context_turns=spec.min_context_turns,
-        second_pass=second_pass,
-    )
-    changed = save_selection(study.store, corpus, selection)
-    elapsed = time.perf_counter() - start
-
+def _print_items(summary: ItemsSummary, requested: int) -> None:
+    """The items stage's counts by problem type and by screening rule."""
+    selection = summary.selection
+    if selection is None:
+        console.print(f"items: {summary.stored} already built")
+        return
     by_problem = selection.counts_by_problem()
     table = Table(
-        title=f"{len(selection.items)} regular items from {len(corpus.conversations)} conversations"
+        title=f"{len(selection.items)} regular items from {summary.conversations} conversations"
     )
     for col in ("problem type", "conversations", "share", "items"):
         table.add_column(col, justify="left" if col == "problem type" else "right")
     total = sum(selection.conversations_by_problem.values())
     for problem, n in sorted(selection.conversations_by_problem.items(), key=lambda kv: -kv[1]):
-        table.add_row(problem, str(n), f"{spec.regular * n / total:.1f}", str(by_problem[problem]))
+        table.add_row(problem, str(n), f"{requested * n / total:.1f}", str(by_problem[problem]))
     console.print(table)
     rules = Table(title=f"{len(selection.decisions)} couplets screened")
     rules.add_column("rule")
@@ -138,10 +127,10 @@ def _build_items(study: Study, esconv: Path | None) -> None:
     for rule, n in sorted(selection.counts_by_rule().items(), key=lambda kv: -kv[1]):
         rules.add_row(rule, "yes" if rule == "selected" else "", str(n))
     console.print(rules)
-    if corpus.duplicates:
-        console.print(f"{corpus.duplicates} duplicate conversations were skipped.")
-    state = "stored" if changed else "unchanged (already stored)"
-    console.print(f"Items {state} in {elapsed:.1f} s.")
+    if summary.duplicates:
+        console.print(f"{summary.duplicates} duplicate conversations were skipped.")
+    state = "stored" if summary.changed else "unchanged (already stored)"
+    console.print(f"Items {state} in {summary.seconds:.1f} s.")
 
 
 @items_app.command("build")
@@ -152,8 +141,10 @@ def items_build(
     ] = None,
 ) -> None:
     """Screen every couplet of the corpus and store the regular items, with a summary."""
+    from heart.pipeline import build_items
+
     with _study(study) as s:
-        _build_items(s, esconv)
+        _print_items(build_items(s, esconv, ProgressBar()), s.config.items.regular)
 
 
 @items_app.command("show")
@@ -162,54 +153,49 @@ def items_show(
     study: StudyOption = Path("."),
 ) -> None:
     """Print one item's context, its original reply, and its metadata."""
-    from heart.store import ItemRow, ScreeningRow
+    from heart.items import stored_item
     from heart.transcript import ROLE_NAMES
-    from heart.types import Turn
+    from heart.types import Role
 
-    with _study(study) as s, s.store.session() as session:
-        row = session.get(ItemRow, item_id)
-        if row is None:
-            raise HeartError(f"no item {item_id!r} in {study}; list them with `heart items list`")
-        screened = session.scalars(
-            select(ScreeningRow).where(ScreeningRow.item_id == item_id)
-        ).first()
-        console.print(
-            f"[bold]{row.id}[/bold]  {row.subset}  {row.problem_type} / {row.emotion_type}"
-        )
-        console.print(f"situation: {row.situation}")
-        console.print(
-            f"conversation {row.conversation_id}, reply turn {row.turn_index}, "
-            f"hash {row.content_hash[:16]}"
-        )
-        if screened is not None:
-            console.print(f"screen: {screened.detail}")
-        console.print()
-        for raw in row.context:
-            turn = Turn.model_validate(raw)
-            colour = "cyan" if turn.role.value == "seeker" else "green"
-            console.print(f"[{colour}]{ROLE_NAMES[turn.role]}:[/{colour}] {turn.text}")
-        console.print(f"\n[bold]original reply:[/bold] {row.reference}")
+    with _study(study) as s:
+        item, screened = stored_item(s.store, item_id)
+    console.print(
+        f"[bold]{item.id}[/bold]  {item.subset}  {item.problem_type} / {item.emotion_type}"
+    )
+    console.print(f"situation: {item.situation}")
+    console.print(
+        f"conversation {item.conversation_id}, reply turn {item.turn_index}, "
+        f"hash {item.content_hash[:16]}"
+    )
+    if screened is not None:
+        console.print(f"screen: {screened}")
+    console.print()
+    for turn in item.context:
+        colour = "cyan" if turn.role is Role.SEEKER else "green"
+        console.print(f"[{colour}]{ROLE_NAMES[turn.role]}:[/{colour}] {turn.text}")
+    console.print(f"\n[bold]original reply:[/bold] {item.reference}")
 
 
 @items_app.command("list")
 def items_list(study: StudyOption = Path(".")) -> None:
     """List the stored items."""
-    from heart.store import ItemRow
+    from heart.items import stored_items
 
-    with _study(study) as s, s.store.session() as session:
-        table = Table()
-        for col in ("id", "subset", "problem type", "turn", "last seeker turn"):
-            table.add_column(col)
-        for row in session.scalars(select(ItemRow).order_by(ItemRow.problem_type, ItemRow.id)):
-            last = row.context[-1]["text"]
-            table.add_row(
-                row.id,
-                row.subset,
-                row.problem_type,
-                str(row.turn_index),
-                last[:70] + ("…" if len(last) > 70 else ""),
-            )
-        console.print(table)
+    with _study(study) as s:
+        items = stored_items(s.store)
+    table = Table()
+    for col in ("id", "subset", "problem type", "turn", "last seeker turn"):
+        table.add_column(col)
+    for item in items:
+        last = item.context[-1].text
+        table.add_row(
+            item.id,
+            item.subset,
+            item.problem_type,
+            str(item.turn_index),
+            last[:70] + ("…" if len(last) > 70 else ""),
+        )
+    console.print(table)
 
 
 def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> None:
@@ -232,7 +218,7 @@ def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> N
         )
 
 
-DryRun = Annotated[
+DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run", help="Print the calls, tokens and cost this would spend; call nothing."
@@ -240,45 +226,35 @@ DryRun = Annotated[
 ]
 
 
-def _print_plan(stage: str, calls: list[Call], s: Study, extra: str = "") -> None:
-    from heart.engine import plan_calls
-
-    plans = plan_calls(calls, s.store)
-    table = Table(title=f"{stage}: what a run would call{extra}")
-    for col in ("provider", "model", "calls", "cached", "new", "≈ tokens in", "≤ tokens out",
-                "≤ cost (USD)"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("provider", "model") else "right")
-    for p in plans:
-        counts = (p.calls, p.cached, p.calls - p.cached)
-        table.add_row(p.provider, p.model, *map(str, counts), f"{p.tokens_in:,}",
-                      f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
-    if not plans:
-        table.add_row("–", "nothing to do", "0", "0", "0", "0", "0", "0")
-    console.print(table)
-    budget = s.config.engine.budget_usd
-    total = sum(p.max_cost_usd for p in plans)
-    if budget is not None and total > budget:
+def _print_dry_run(plan: DryRun, budget: float | None) -> None:
+    """Per stage: calls, cached, new, tokens and the most they can cost, per endpoint."""
+    for stage in plan.stages:
+        if stage.stage == "generate":
+            extra = f" ({stage.fixed} fixed replies to store)"
+        elif len(plan.stages) > 1:
+            extra = " (pairs stored so far; new completions add pairs)"
+        else:
+            extra = ""
+        table = Table(title=f"{stage.stage}: what a run would call{extra}")
+        for col in ("provider", "endpoint", "model", "calls", "cached", "new", "≈ tokens in",
+                    "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
+            table.add_column(
+                col, justify="left" if col in ("provider", "endpoint", "model") else "right"
+            )
+        for p in stage.models:
+            counts = (p.calls, p.cached, p.calls - p.cached)
+            table.add_row(p.provider, p.endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
+                          f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
+        if not stage.models:
+            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0")
+        console.print(table)
+        if stage.judging is not None:
+            _print_schedule(stage.judging, 0)
+    if budget is not None and plan.max_cost_usd > budget:
         console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
 
 
-def _dry_run(s: Study, stages: tuple[str, ...]) -> None:
-    from heart.generate import plan_generation
-    from heart.judging import plan_judging
-
-    if "generate" in stages:
-        plan = plan_generation(s)
-        _print_plan("generate", plan.calls, s, f" ({len(plan.fixed)} fixed replies to store)")
-    if "judge" in stages:
-        note = " (pairs stored so far; new completions add pairs)" if "generate" in stages else ""
-        judging = plan_judging(s)
-        _print_plan("judge", judging.calls, s, note)
-        _print_schedule(judging, 0)
-
-
-def _generate(s: Study) -> None:
-    from heart.generate import generate as run_generation
-
-    summary = run_generation(s, console)
+def _print_generation(summary: GenerationSummary) -> None:
     _print_calls(
         "generate",
         f"{summary.fixed} fixed replies stored, {summary.already_done} completions already done",
@@ -287,14 +263,10 @@ def _generate(s: Study) -> None:
     )
 
 
-def _judge(s: Study) -> None:
-    from heart.judging import build_pairs, judge_pairs
-
-    added = build_pairs(s.store, s.config.pairs, s.config.seed)
-    summary = judge_pairs(s, console)
+def _print_judging(summary: JudgingSummary) -> None:
     _print_calls(
         "judge",
-        f"{added} new pairs, {summary.already_done} judgments already done",
+        f"{summary.new_pairs} new pairs, {summary.already_done} judgments already done",
         summary.model_calls,
         "verdicts failed or were invalid",
     )
@@ -321,42 +293,39 @@ def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
         )
 
 
-def _report(s: Study) -> Path:
-    from heart.report import (
-        board_warning,
-        gather_facts,
-        terminal_audit,
-        terminal_table,
-        write_report,
-    )
+def _print_report(summary: ReportSummary) -> None:
+    from heart.report import terminal_audit, terminal_table
 
-    facts = gather_facts(s)
-    warning = board_warning(facts)
-    if warning:
-        console.print(f"[bold red]{warning}[/bold red]")
-    console.print(terminal_table(facts))
-    if facts.audit:
-        console.print(terminal_audit(facts.audit))
-    path = write_report(facts, s.report_dir)
-    console.print(f"Report: {path}")
-    return path
+    if summary.warning:
+        console.print(f"[bold red]{summary.warning}[/bold red]")
+    console.print(terminal_table(summary.facts))
+    if summary.facts.audit:
+        console.print(terminal_audit(summary.facts.audit))
+    console.print(f"Report: {summary.path}")
 
 
 @app.command()
-def generate(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
+def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     """Generate every missing completion (models, the ESConv original, controls)."""
-    with _study(study) as s:
-        _dry_run(s, ("generate",)) if dry_run else _generate(s)
+    from heart import pipeline
 
-
-@app.command()
-def judge(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
-    """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
     with _study(study) as s:
         if dry_run:
-            _dry_run(s, ("judge",))
+            _print_dry_run(pipeline.dry_run(s, ("generate",)), s.config.engine.budget_usd)
         else:
-            _judge(s)
+            _print_generation(pipeline.generate(s, ProgressBar()))
+
+
+@app.command()
+def judge(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+    """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
+    from heart import pipeline
+
+    with _study(study) as s:
+        if dry_run:
+            _print_dry_run(pipeline.dry_run(s, ("judge",)), s.config.engine.budget_usd)
+        else:
+            _print_judging(pipeline.judge(s, ProgressBar()))
 
 
 @judges_app.command("audit")
@@ -365,13 +334,11 @@ def judges_audit(study: StudyOption = Path(".")) -> None:
 
     Exits with status 1 when a judge is flagged unreliable, so scripts can stop on it.
     """
-    from heart.analyses import audit_judges, load_comparisons, verdict_counts
+    from heart.pipeline import audit
     from heart.report import terminal_audit
 
     with _study(study) as s:
-        audits = audit_judges(
-            load_comparisons(s.store), verdict_counts(s.store), s.config.ratings.level
-        )
+        audits = audit(s)
     if not audits:
         console.print("No valid LLM judgments yet: run `heart judge` first.")
         return
@@ -417,30 +384,27 @@ def leaderboard(
 @app.command()
 def report(study: StudyOption = Path(".")) -> None:
     """Write the report (HTML, Markdown, CSV) into the study's report/ folder."""
+    from heart import pipeline
+
     with _study(study) as s:
-        _report(s)
+        _print_report(pipeline.report(s))
 
 
 @app.command()
-def run(study: StudyOption = Path("."), dry_run: DryRun = False) -> None:
+def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     """Every stage in order (items, generate, judge, report), skipping finished work."""
-    from heart.store import ItemRow
+    from heart import pipeline
 
-    start = time.perf_counter()
     with _study(study) as s:
         if dry_run:
-            _dry_run(s, ("generate", "judge"))
+            _print_dry_run(pipeline.dry_run(s), s.config.engine.budget_usd)
             return
-        with s.store.session() as session:
-            have_items = session.scalar(select(func.count()).select_from(ItemRow))
-        if have_items:
-            console.print(f"items: {have_items} already built")
-        else:
-            _build_items(s, None)
-        _generate(s)
-        _judge(s)
-        _report(s)
-    console.print(f"Done in {time.perf_counter() - start:.0f} s.")
+        done = pipeline.run(s, ProgressBar())
+        _print_items(done.items, s.config.items.regular)
+    _print_generation(done.generation)
+    _print_judging(done.judging)
+    _print_report(done.report)
+    console.print(f"Done in {done.seconds:.0f} s.")
 
 
 @app.command("export")
@@ -449,11 +413,10 @@ def export(
     study: StudyOption = Path("."),
 ) -> None:
     """Write the study as a bundle: JSON Lines per table, the study file, a sha256 manifest."""
-    from heart.release import export_bundle
+    from heart.pipeline import export
 
     with _study(study) as s:
-        manifest = export_bundle(s.store, s.root, out)
-    rows = {k: v["rows"] for k, v in manifest["files"].items() if v["rows"] is not None}
+        rows = export(s, out)
     console.print(f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
 
 
@@ -470,22 +433,9 @@ def import_(
 
     Importing a bundle into a folder without a study.yaml creates the study from the bundle.
     """
-    from heart.release import import_bundle, import_table, read_bundle
+    from heart.pipeline import import_into
 
-    if path.is_dir():
-        if not (study / STUDY_FILE).exists():
-            config_text, _ = read_bundle(path)
-            study.mkdir(parents=True, exist_ok=True)
-            (study / STUDY_FILE).write_text(config_text, encoding="utf-8")
-        with _study(study) as s:
-            summary = import_bundle(s.store, path)
-    else:
-        if table is None:
-            raise HeartError(
-                f"{path} is a file: say what it holds with --table completions or --table judgments"
-            )
-        with _study(study) as s:
-            summary = import_table(s.store, path, table, s.config.seed)
+    summary = import_into(study, path, table)
     added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
     console.print(f"Imported: {added}")
 

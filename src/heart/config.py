@@ -9,6 +9,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from heart.endpoints import BadBaseUrl, endpoint_of, normalise_base_url
 from heart.errors import ConfigError
 from heart.types import SystemKind
 
@@ -54,6 +55,21 @@ class ModelSpec(Strict):
     )
     price: Price = Price()
 
+    @field_validator("base_url")
+    @classmethod
+    def _callable_url(cls, url: str | None) -> str | None:
+        if url is not None:
+            try:
+                normalise_base_url(url)
+            except BadBaseUrl as exc:
+                raise ValueError(str(exc)) from None
+        return url
+
+    @property
+    def endpoint(self) -> str:
+        """The normalised endpoint this model is reached at (``in-process`` when embedded)."""
+        return endpoint_of(self.provider, self.base_url)
+
 
 class ProviderSettings(Strict):
     """How the engine treats one provider: parallel calls, rate limits, timeouts, retries."""
@@ -65,6 +81,18 @@ class ProviderSettings(Strict):
     max_retries: int = Field(5, ge=0, le=50)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_cap_s: float = Field(60.0, gt=0)
+
+
+class EndpointSettings(Strict):
+    """Limits for one endpoint; what is not set comes from its provider's settings."""
+
+    concurrency: int | None = Field(None, gt=0, le=1024)
+    requests_per_minute: int | None = Field(None, gt=0)
+    tokens_per_minute: int | None = Field(None, gt=0)
+    timeout_s: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0, le=50)
+    backoff_base_s: float | None = Field(None, ge=0)
+    backoff_cap_s: float | None = Field(None, gt=0)
 
 
 def default_providers() -> dict[ProviderName, ProviderSettings]:
@@ -83,10 +111,35 @@ class EngineSpec(Strict):
         None, gt=0, description="stop starting new calls once this much has been spent"
     )
     providers: dict[ProviderName, ProviderSettings] = Field(default_factory=default_providers)
+    endpoints: dict[str, EndpointSettings] = Field(
+        default_factory=dict,
+        description="limits per endpoint, keyed by base URL; unset fields come from providers",
+    )
 
-    def settings(self, provider: ProviderName) -> ProviderSettings:
-        """The study's settings for ``provider``, or the defaults."""
-        return self.providers.get(provider) or default_providers()[provider]
+    @field_validator("endpoints")
+    @classmethod
+    def _normalised_endpoints(
+        cls, endpoints: dict[str, EndpointSettings]
+    ) -> dict[str, EndpointSettings]:
+        out: dict[str, EndpointSettings] = {}
+        for url, settings in endpoints.items():
+            try:
+                key = normalise_base_url(url)
+            except BadBaseUrl as exc:
+                raise ValueError(f"engine.endpoints key {exc}") from None
+            if key in out:
+                raise ValueError(f"two engine.endpoints keys name the endpoint {key}; keep one")
+            out[key] = settings
+        return out
+
+    def settings(self, provider: ProviderName, endpoint: str | None = None) -> ProviderSettings:
+        """The limits of ``endpoint`` (a normalised base URL): its own settings over its
+        provider's, over the defaults."""
+        base = self.providers.get(provider) or default_providers()[provider]
+        own = self.endpoints.get(endpoint) if endpoint else None
+        if own is None:
+            return base
+        return base.model_copy(update=own.model_dump(exclude_none=True))
 
 
 class SystemSpec(Strict):

@@ -6,25 +6,21 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rich.console import Console
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from heart.config import SystemSpec
-from heart.engine import Call, RunSummary, run_calls
+from heart.engine import Call, ProgressFn, RunSummary, run_calls
+from heart.ids import completion_id
 from heart.items import item_from_row
-from heart.models import ChatRequest, ChatResponse, make_chat_model
+from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
-from heart.types import Item, SystemKind, stable_id
+from heart.types import Item, Status, SystemKind
 
 GENERATION_PROMPT = "generation"
-
-
-def completion_id(item_id: str, system: str, contributor: str = "") -> str:
-    return stable_id("cp-", item_id, system, contributor)
 
 
 def generation_request(item: Item, prompt: Prompt, spec: SystemSpec) -> ChatRequest:
@@ -61,7 +57,7 @@ def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
             item_id=item.id,
             system=system.name,
             contributor="",
-            status="ok",
+            status=Status.OK,
             text=text,
             created_at=now_iso(),
         )
@@ -88,7 +84,9 @@ def _recorder(
             row.cost_usd = price.cost(response.tokens_in, response.tokens_out)
             if not text:
                 error = f"empty reply (finish reason {response.finish_reason})"
-        row.status, row.text, row.error = ("failed", "", error) if error else ("ok", text, None)
+        row.status, row.text, row.error = (
+            (Status.FAILED, "", error) if error else (Status.OK, text, None)
+        )
         session.merge(row)
         return error
 
@@ -111,7 +109,7 @@ def plan_generation(study: Study) -> GenerationPlan:
         items = [item_from_row(r) for r in session.scalars(select(ItemRow).order_by(ItemRow.id))]
         done = {
             (r.item_id, r.system)
-            for r in session.scalars(select(CompletionRow).where(CompletionRow.status == "ok"))
+            for r in session.scalars(select(CompletionRow).where(CompletionRow.status == Status.OK))
         }
     plan = GenerationPlan(fixed=[], calls=[], already_done=len(done))
     for system in study.config.systems:
@@ -129,23 +127,21 @@ def plan_generation(study: Study) -> GenerationPlan:
                     model=model,
                     request=request,
                     group=f"{system.name}/{item.id}",
-                    on_result=_recorder(
-                        item, system, prompt, request.call_hash(model.provider, model.model)
-                    ),
+                    on_result=_recorder(item, system, prompt, call_key(model, request)),
                     price=system.model.price,
                 )
             )
     return plan
 
 
-def generate(study: Study, console: Console | None = None) -> GenerationSummary:
+def generate(study: Study, progress: ProgressFn | None = None) -> GenerationSummary:
     """Fill in every missing or failed completion of every non-human system."""
     plan = plan_generation(study)
     with study.store.session() as session:
         for item, system in plan.fixed:
             _store_fixed(session, item, system)
     summary = asyncio.run(
-        run_calls(plan.calls, study.store, label="generate", console=console,
+        run_calls(plan.calls, study.store, label="generate", progress=progress,
                   spec=study.config.engine)
     )  # fmt: skip
     return GenerationSummary(

@@ -15,8 +15,7 @@ from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE
 from heart.errors import ImportRefused
-from heart.generate import completion_id
-from heart.judging import judgment_id, pair_id, seeded_order
+from heart.ids import Presentation, completion_id, judgment_id, pair_id, seeded_order
 from heart.store import (
     Base,
     CompletionRow,
@@ -31,7 +30,7 @@ from heart.store import (
     SystemRow,
     now_iso,
 )
-from heart.types import sha256_hex
+from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
 
 BUNDLE_FORMAT = "heart-bundle"
 BUNDLE_VERSION = 1
@@ -251,7 +250,7 @@ def completion_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
                     "item_id": r["item_id"],
                     "system": r["system"],
                     "contributor": contributor,
-                    "status": "ok",
+                    "status": Status.OK.value,
                     "text": str(r["text"]).strip(),
                     "error": None,
                     "prompt_hash": None,
@@ -267,6 +266,10 @@ def completion_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             )
         )
     return out
+
+
+IMPORT_WINNERS = {"a": Shown.FIRST, "b": Shown.SECOND, "tie": Shown.TIE}
+"""A judgments file's winner column, in the terms of its own a_system and b_system."""
 
 
 def judgment_rows(
@@ -286,10 +289,10 @@ def judgment_rows(
     judgments = []
     for number, r in _read_table_file(path):
         _need(path, number, r, ("item_id", "judge", "a_system", "b_system", "winner"))
-        winner = str(r["winner"]).strip().lower()
-        if winner not in {"a", "b", "tie"}:
+        given = str(r["winner"]).strip().lower()
+        if given not in IMPORT_WINNERS:
             raise ImportRefused(
-                f"{path} line {number}: 'winner' must be a, b or tie, got {winner!r}"
+                f"{path} line {number}: 'winner' must be a, b or tie, got {given!r}"
             )
         try:
             strength = int(r.get("strength") or 1)
@@ -299,7 +302,7 @@ def judgment_rows(
             ) from None
         if not 1 <= strength <= 5:
             raise ImportRefused(f"{path} line {number}: 'strength' must be 1-5, got {strength}")
-        source = str(r.get("source") or "human")
+        source = str(r.get("source") or JudgeSource.HUMAN)
         item = r["item_id"]
         x = completion_id(item, r["a_system"], str(r.get("a_contributor") or ""))
         y = completion_id(item, r["b_system"], str(r.get("b_contributor") or ""))
@@ -308,8 +311,8 @@ def judgment_rows(
         pairs.setdefault(
             pid, (number, {"id": pid, "item_id": item, "a_id": a, "b_id": b, "design": "imported"})
         )
-        if winner != "tie" and (a != x):
-            winner = "b" if winner == "a" else "a"
+        # the file's a_system is its first reply: its verdict is in those terms
+        winner = Presentation.of(a, b, first=x).to_pair(IMPORT_WINNERS[given])
         judges.setdefault(
             r["judge"],
             (
@@ -317,7 +320,7 @@ def judgment_rows(
                 {
                     "name": r["judge"],
                     "source": source,
-                    "family": "human" if source == "human" else "",
+                    "family": "human" if source == JudgeSource.HUMAN else "",
                     "spec": {},
                 },
             ),
@@ -326,11 +329,11 @@ def judgment_rows(
             (
                 number,
                 {
-                    "id": judgment_id(pid, r["judge"], "ab"),
+                    "id": judgment_id(pid, r["judge"], Order.AB),
                     "pair_id": pid,
                     "judge": r["judge"],
-                    "order": "ab",
-                    "status": "ok",
+                    "order": Order.AB.value,
+                    "status": Status.OK.value,
                     "winner": winner,
                     "strength": strength,
                     "axes": {},

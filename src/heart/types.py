@@ -41,6 +41,45 @@ class Subset(StrEnum):
     ADVERSARIAL = "adversarial"
 
 
+class Status(StrEnum):
+    """Whether a completion or judgment holds a usable result."""
+
+    OK = "ok"
+    FAILED = "failed"  # stored with its reason, never counted, tried again on the next run
+
+
+class Order(StrEnum):
+    """Which of a pair's two replies a judge saw first: ``ab`` the pair's a, ``ba`` its b."""
+
+    AB = "ab"
+    BA = "ba"
+
+
+class Shown(StrEnum):
+    """A verdict in the terms the judge saw: the first reply (A), the second (B), or neither."""
+
+    FIRST = "A"
+    SECOND = "B"
+    TIE = "tie"  # a person's "about the same"
+    NONE = "none"  # an LLM judge's "no clear edge" on an axis
+
+
+class Side(StrEnum):
+    """A verdict in the pair's own terms, whatever the order it was shown in."""
+
+    A = "a"
+    B = "b"
+    TIE = "tie"
+    NONE = "none"
+
+
+class JudgeSource(StrEnum):
+    """Who gives a judge's verdicts."""
+
+    LLM = "llm"
+    HUMAN = "human"
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

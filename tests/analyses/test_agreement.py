@@ -48,11 +48,11 @@ def test_human_llm_agreement_counts_pairs_with_both_majorities(
 ) -> None:
     report, _ = report_and_comparisons
     # pair 3 has no human majority (2 a, 2 b); the other five are compared: 0, 2, 4 agree
-    assert (report.human_llm.agree, report.human_llm.n) == (3, 5)
+    assert (report.human_llm.hits, report.human_llm.n) == (3, 5)
     # pairs 1 (3 of 5) and 4 (2 of 5) are ambiguous; 0, 2, 5 clear
-    assert (report.ambiguous.agree, report.ambiguous.n) == (1, 2)
-    assert (report.clear.agree, report.clear.n) == (2, 3)
-    per_judge = {j: (r.agree, r.n) for j, r in report.judge_vs_humans.items()}
+    assert (report.ambiguous.hits, report.ambiguous.n) == (1, 2)
+    assert (report.clear.hits, report.clear.n) == (2, 3)
+    per_judge = {j: (r.hits, r.n) for j, r in report.judge_vs_humans.items()}
     assert per_judge == {"g1": (3, 5), "g2": (4, 5), "g3": (3, 5)}
     for rate in (report.human_llm, report.ambiguous, report.clear):
         assert rate.low <= rate.value <= rate.high
@@ -63,16 +63,16 @@ def test_inter_human_agreement_is_each_rater_against_the_others(
 ) -> None:
     report, _ = report_and_comparisons
     # by pair: 4/5, 0/2, 5/5, 0/4, 0/1, 4/5 (ties abstain; no majority of the others: skipped)
-    assert (report.inter_human.agree, report.inter_human.n) == (13, 22)
+    assert (report.inter_human.hits, report.inter_human.n) == (13, 22)
     assert 0.0 <= report.inter_human.low <= 13 / 22 <= report.inter_human.high <= 1.0
 
 
 def test_judges_agree_pairwise_and_three_ways(report_and_comparisons: Built) -> None:
     report, _ = report_and_comparisons
-    pairs = {(x, y): (r.agree, r.n) for x, y, r in report.judge_pairs}
+    pairs = {(x, y): (r.hits, r.n) for x, y, r in report.judge_pairs}
     assert pairs == {("g1", "g2"): (4, 6), ("g1", "g3"): (4, 6), ("g2", "g3"): (2, 6)}
     [(triple, rate)] = report.judge_triples
-    assert triple == ("g1", "g2", "g3") and (rate.agree, rate.n) == (2, 6)
+    assert triple == ("g1", "g2", "g3") and (rate.hits, rate.n) == (2, 6)
 
 
 def test_fleiss_kappa_and_krippendorff_alpha_match_reference_packages(
@@ -152,4 +152,4 @@ def test_a_judge_whose_verdict_flips_with_the_order_abstains_in_alpha(store: Sto
         krippendorff.alpha(reliability_data=signed, level_of_measurement="ordinal"), abs=1e-12
     )
     [(_, _, rate)] = report.judge_pairs  # only pairs 1 and 2 have a vote from both
-    assert (rate.agree, rate.n) == (1, 2)
+    assert (rate.hits, rate.n) == (1, 2)

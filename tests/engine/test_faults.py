@@ -174,9 +174,14 @@ def test_dry_run_calls_nothing_and_prices_the_work(server: FaultServer, tmp_path
     root = _study(tmp_path / "s", server)
     out = heart("generate", "--dry-run", "--study", root, env=KEYS).stdout
     assert "generate: what a run would call (8 fixed replies to store)" in out
-    for provider, model in (("openai", "gpt-fake"), ("anthropic", "claude-fake")):
-        # 8 calls, none cached, 8 new
-        assert re.search(rf"{provider}\s*│\s*{model}\s*│\s*8\s*│\s*0\s*│\s*8\s*│", out), out
+    base = f"http://127.0.0.1:{server.port}"
+    for provider, endpoint, model in (
+        ("openai", f"{base}/v1", "gpt-fake"),
+        ("anthropic", base, "claude-fake"),
+    ):
+        # 8 calls, none cached, 8 new, at the endpoint the system names
+        row = rf"{provider}\s*│\s*{re.escape(endpoint)}\s*│\s*{model}\s*│\s*8\s*│\s*0\s*│\s*8\s*│"
+        assert re.search(row, out), out
     assert server.requests == []
     with sqlite3.connect(root / "heart.db") as conn:
         assert conn.execute("SELECT count(*) FROM completions").fetchone() == (0,)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from heart.engine import ProviderLimits, RetryPolicy, TokenBucket, call_with_retries
+from heart.engine import EndpointLimits, RetryPolicy, TokenBucket, call_with_retries
 from heart.models._errors import ModelCallError, redact, retry_after_seconds
 
 
@@ -108,7 +108,7 @@ def test_token_bucket_paces_requests_per_minute() -> None:
 
 def test_provider_limits_cap_concurrency() -> None:
     async def main() -> int:
-        limits = ProviderLimits(concurrency=3)
+        limits = EndpointLimits(concurrency=3)
         running = peak = 0
 
         async def one() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from heart.config import PairDesign, PairsSpec
-from heart.judging import build_pairs, pair_id, seeded_order
+from heart.ids import pair_id, seeded_order
+from heart.judging import build_pairs
 from heart.store import CompletionRow, PairRow, Store, open_store
 
 from ..rows import seed_study

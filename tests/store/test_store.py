@@ -53,7 +53,7 @@ def _seed(store: Store) -> None:
 def test_migrates_to_every_table(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0004"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0005"
 
 
 def test_migrations_build_exactly_the_tables_the_code_declares(store: Store) -> None:

@@ -3,12 +3,11 @@
 from heart.analyses._agreement import (
     CLEAR_CONSENSUS,
     AgreementReport,
-    Rate,
     Reliability,
     Stability,
     analyse_agreement,
 )
-from heart.analyses._audit import JudgeAudit, Share, VerdictCounts, audit_judges, verdict_counts
+from heart.analyses._audit import JudgeAudit, VerdictCounts, audit_judges, verdict_counts
 from heart.analyses._boards import BEST_HUMAN, Board, best_human_comparisons, build_boards
 from heart.analyses._comparisons import Comparisons, Source, load_comparisons
 from heart.analyses._leaderboard import (
@@ -30,9 +29,7 @@ __all__ = [
     "JudgeAudit",
     "Leaderboard",
     "PairMajority",
-    "Rate",
     "Reliability",
-    "Share",
     "Source",
     "Stability",
     "Standing",

@@ -21,6 +21,7 @@ from scipy.stats import kendalltau
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._majority import judge_votes
 from heart.stats import (
+    Share,
     bootstrap_share_by_conversation,
     category_table,
     fit_bradley_terry,
@@ -34,26 +35,6 @@ from heart.types import Axis
 A, B, NONE = 0, 1, 2
 CLEAR_CONSENSUS = 0.75
 STABILITY_DRAWS = 200
-
-
-@dataclass(frozen=True)
-class Rate:
-    """``agree`` of ``n`` pairs (or votes) agreed; interval from the conversation bootstrap."""
-
-    agree: int
-    n: int
-    low: float
-    high: float
-
-    @property
-    def value(self) -> float:
-        return self.agree / self.n if self.n else float("nan")
-
-    def text(self) -> str:
-        """Like ``79% [71–86%] of 120``."""
-        if not self.n:
-            return "–"
-        return f"{100 * self.value:.0f}% [{100 * self.low:.0f}–{100 * self.high:.0f}%] of {self.n}"
 
 
 @dataclass(frozen=True)
@@ -87,13 +68,13 @@ class Stability:
 
 @dataclass(frozen=True)
 class AgreementReport:
-    human_llm: Rate | None
-    inter_human: Rate | None
-    ambiguous: Rate | None  # human–LLM agreement on the ambiguous pairs
-    clear: Rate | None  # ... and on the clear ones
-    judge_vs_humans: dict[str, Rate]
-    judge_pairs: list[tuple[str, str, Rate]]
-    judge_triples: list[tuple[tuple[str, str, str], Rate]]
+    human_llm: Share | None
+    inter_human: Share | None
+    ambiguous: Share | None  # human–LLM agreement on the ambiguous pairs
+    clear: Share | None  # ... and on the clear ones
+    judge_vs_humans: dict[str, Share]
+    judge_pairs: list[tuple[str, str, Share]]
+    judge_triples: list[tuple[tuple[str, str, str], Share]]
     reliability: list[Reliability]
     stability: list[Stability]
 
@@ -125,7 +106,7 @@ class _Votes:
 
 
 class _Tally:
-    """Agreement hits and trials per conversation, turned into a Rate."""
+    """Agreement hits and trials per conversation, turned into a Share."""
 
     def __init__(self, conversations: int) -> None:
         self.hits = np.zeros(conversations)
@@ -135,13 +116,13 @@ class _Tally:
         self.hits[conversation] += agree
         self.totals[conversation] += 1
 
-    def rate(self, rounds: int, seed: int, level: float) -> Rate | None:
+    def rate(self, rounds: int, seed: int, level: float) -> Share | None:
         if not self.totals.sum():
             return None
         low, high = bootstrap_share_by_conversation(
             self.hits, self.totals, rounds=rounds, seed=seed, level=level
         )
-        return Rate(int(self.hits.sum()), int(self.totals.sum()), low, high)
+        return Share(int(self.hits.sum()), int(self.totals.sum()), low, high)
 
 
 def _group(comparisons: Comparisons, source: str) -> set[int]:
@@ -154,7 +135,7 @@ def _human_llm(
     llms: set[int],
     judge_names: list[str],
     args: tuple[int, int, float],
-) -> tuple[Rate | None, Rate | None, Rate | None, dict[str, Rate]]:
+) -> tuple[Share | None, Share | None, Share | None, dict[str, Share]]:
     """Human majority against the LLM ensemble's majority (all, ambiguous, clear pairs), and
     against each LLM judge's own vote."""
     n = votes.n_conversations
@@ -183,7 +164,7 @@ def _human_llm(
     )
 
 
-def _inter_human(votes: _Votes, humans: set[int], args: tuple[int, int, float]) -> Rate | None:
+def _inter_human(votes: _Votes, humans: set[int], args: tuple[int, int, float]) -> Share | None:
     """Each rater's vote against the majority of the other raters of the pair."""
     tally = _Tally(votes.n_conversations)
     for pair, cast in votes.by_pair.items():
@@ -199,7 +180,7 @@ def _inter_human(votes: _Votes, humans: set[int], args: tuple[int, int, float]) 
 
 def _between_judges(
     votes: _Votes, llms: set[int], names: list[str], args: tuple[int, int, float]
-) -> tuple[list[tuple[str, str, Rate]], list[tuple[tuple[str, str, str], Rate]]]:
+) -> tuple[list[tuple[str, str, Share]], list[tuple[tuple[str, str, str], Share]]]:
     """Agreement of every two LLM judges, and of every three, on the pairs they all voted on."""
     pairs_out, triples_out = [], []
     for size in (2, 3):

@@ -17,33 +17,13 @@ import numpy.typing as npt
 from sqlalchemy import Text, cast, func, select
 
 from heart.analyses._comparisons import Comparisons
-from heart.stats import wilson_interval
+from heart.stats import Share, wilson_interval
 from heart.store import JudgeRow, JudgmentRow, Store
-from heart.types import SystemKind
+from heart.types import JudgeSource, Status, SystemKind
 
 POSITION_LIMIT = 0.70  # first-shown share beyond 70/30 (interval clear of 1/2) → unreliable
 FLIP_LIMIT = 0.25  # flip rate whose interval lies above 25% → unreliable
 LEANING_LIMIT = 0.70  # longer-reply or own-family share beyond 70% (interval clear of 1/2)
-
-
-@dataclass(frozen=True)
-class Share:
-    """``hits`` of ``n`` verdicts, with the Wilson interval of the share."""
-
-    hits: int
-    n: int
-    low: float
-    high: float
-
-    @property
-    def value(self) -> float:
-        return self.hits / self.n if self.n else float("nan")
-
-    def text(self) -> str:
-        """Like ``83% [70–92%] of 36``."""
-        if not self.n:
-            return "–"
-        return f"{100 * self.value:.0f}% [{100 * self.low:.0f}–{100 * self.high:.0f}%] of {self.n}"
 
 
 def _share(hits: int, n: int, level: float) -> Share | None:
@@ -169,7 +149,9 @@ def audit_judges(
     return audits
 
 
-def verdict_counts(store: Store, *, source: str = "llm") -> dict[str, VerdictCounts]:
+def verdict_counts(
+    store: Store, *, source: JudgeSource = JudgeSource.LLM
+) -> dict[str, VerdictCounts]:
     """Per judge of ``source``: valid verdicts, failed ones, and valid ones that needed a re-ask
     (counted in the database: a re-asked verdict stores a non-empty list of refused answers)."""
     reasked = func.length(cast(JudgmentRow.refused, Text)) > 2
@@ -184,9 +166,9 @@ def verdict_counts(store: Store, *, source: str = "llm") -> dict[str, VerdictCou
         for judge, status, was_reasked, n in rows:
             counter = tally.setdefault(judge, Counter())
             counter[status] += n
-            if status == "ok" and was_reasked:
+            if status == Status.OK and was_reasked:
                 counter["reasked"] += n
     return {
-        judge: VerdictCounts(ok=c["ok"], failed=c["failed"], reasked=c["reasked"])
+        judge: VerdictCounts(ok=c[Status.OK], failed=c[Status.FAILED], reasked=c["reasked"])
         for judge, c in tally.items()
     }

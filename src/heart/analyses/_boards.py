@@ -122,7 +122,8 @@ def build_boards(
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one."""
-    sources: list[Source] = [s for s in ("llm", "human") if s in set(comparisons.judge_sources)]
+    present = set(comparisons.judge_sources)
+    sources: list[Source] = [s for s in ("llm", "human") if s in present]
     if len(sources) == 2:
         sources.append("all")
     subsets = sorted(set(comparisons.item_subsets))

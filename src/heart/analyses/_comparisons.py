@@ -15,9 +15,9 @@ from heart.store import (
     JudgeRow,
     JudgmentRow,
     PairRow,
-    RaterRow,
     Store,
     SystemRow,
+    counted_judgment,
 )
 from heart.types import Axis
 
@@ -153,7 +153,6 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays;
     raters excluded by quality control are left out."""
-    excluded = select(RaterRow.id).where(RaterRow.excluded_reason.is_not(None))
     # the axis verdicts are read out of the JSON by the database: columns 4 to 13
     query = (
         select(
@@ -173,7 +172,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         .join(PairRow, PairRow.id == JudgmentRow.pair_id)
         .join(ItemRow, ItemRow.id == PairRow.item_id)
         .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
-        .where(JudgmentRow.status == "ok", JudgmentRow.judge.not_in(excluded))
+        .where(counted_judgment())
         .order_by(JudgmentRow.id)
     )
     if source != "all":

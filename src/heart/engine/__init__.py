@@ -5,20 +5,24 @@ from heart.engine._calls import (
     Check,
     Engine,
     PlannedModel,
+    Progress,
+    ProgressFn,
     Recorder,
     RunSummary,
     plan_calls,
     run_calls,
 )
-from heart.engine._limits import ProviderLimits, TokenBucket
+from heart.engine._limits import EndpointLimits, TokenBucket
 from heart.engine._retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "Call",
     "Check",
+    "EndpointLimits",
     "Engine",
     "PlannedModel",
-    "ProviderLimits",
+    "Progress",
+    "ProgressFn",
     "Recorder",
     "RetryPolicy",
     "RunSummary",

@@ -1,8 +1,9 @@
-"""Running many model calls: the call cache, per-provider limits, retries, budget, progress.
+"""Running many model calls: the call cache, per-endpoint limits, retries, budget, progress.
 
 Calls are dispatched in ``group`` order, so calls sharing a prompt prefix (the same item) run back
 to back. Each answer is written together with the stage's row by one writer thread, in small
 transactions: a run killed at any moment leaves only whole results, and a rerun does the rest.
+Progress goes to a callback, so the caller decides how (and whether) to show it.
 """
 
 from __future__ import annotations
@@ -14,23 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from heart.config import EngineSpec, Price
-from heart.engine._limits import ProviderLimits
+from heart.config import EngineSpec, Price, ProviderName
+from heart.engine._limits import EndpointLimits
 from heart.engine._retry import RetryPolicy, call_with_retries
-from heart.models import ChatModel, ChatRequest, ChatResponse
+from heart.models import ChatModel, ChatRequest, ChatResponse, call_key
 from heart.models._errors import ModelCallError
 from heart.store import CallRow, Store, now_iso
 
@@ -75,7 +66,12 @@ class Call:
 
     @cached_property
     def key(self) -> str:
-        return self.request.call_hash(self.model.provider, self.model.model)
+        return call_key(self.model, self.request)
+
+    @property
+    def endpoint(self) -> tuple[ProviderName, str]:
+        """The (provider, endpoint) whose limits this call passes."""
+        return (self.model.provider, self.model.endpoint)
 
     @cached_property
     def estimated_tokens_in(self) -> int:
@@ -97,10 +93,28 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """Where a stage's calls stand: ``done`` of ``total`` recorded, ``fresh`` of them answered
+    by a model in this run (the rest from the cache), and what those cost."""
+
+    stage: str
+    done: int
+    total: int
+    fresh: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    finished: bool = False
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
 class PlannedModel:
-    """What a dry run expects to spend on one model."""
+    """What a dry run expects to spend on one model at one endpoint."""
 
     provider: str
+    endpoint: str
     model: str
     calls: int
     cached: int
@@ -147,12 +161,13 @@ def _cached_answers(store: Store, keys: list[str]) -> dict[str, ChatResponse]:
 
 
 def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
-    """A dry run: per model, how many calls are new, and their tokens and cost at most."""
+    """A dry run: per endpoint and model, how many calls are new, and their tokens and cost at
+    most."""
     cached = _cached_answers(store, [c.key for c in calls])
-    plans: dict[tuple[str, str], PlannedModel] = {}
+    plans: dict[tuple[str, str, str], PlannedModel] = {}
     for call in calls:
-        key = (call.model.provider, call.model.model)
-        old = plans.get(key) or PlannedModel(key[0], key[1], 0, 0, 0, 0, 0.0)
+        key = (*call.endpoint, call.model.model)
+        old = plans.get(key) or PlannedModel(*key, 0, 0, 0, 0, 0.0)
         if call.key in cached and _usable(call, cached[call.key]):
             plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
                                       old.max_tokens_out, old.max_cost_usd)  # fmt: skip
@@ -166,7 +181,7 @@ def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
             old.max_tokens_out + tokens_out,
             old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
         )
-    return sorted(plans.values(), key=lambda p: (p.provider, p.model))
+    return sorted(plans.values(), key=lambda p: (p.provider, p.endpoint, p.model))
 
 
 _Result = tuple[Call, ChatResponse | None, str | None, tuple[str, ChatResponse] | None]
@@ -221,6 +236,7 @@ class _Writer:
                 fresh[0]: {
                     "hash": fresh[0],
                     "provider": call.model.provider,
+                    "endpoint": call.model.endpoint,
                     "model": call.model.model,
                     "response": fresh[1].model_dump(mode="json", exclude={"cached", "earlier"}),
                     "created_at": stamp,
@@ -239,60 +255,45 @@ class _Writer:
 
 
 class Engine:
-    """Runs a stage's calls under the study's engine settings."""
+    """Runs a stage's calls under the study's engine settings, reporting to ``progress``."""
 
-    def __init__(self, store: Store, spec: EngineSpec, console: Console | None = None) -> None:
+    def __init__(
+        self, store: Store, spec: EngineSpec, progress: ProgressFn | None = None
+    ) -> None:
         self.store = store
         self.spec = spec
-        self.console = console
+        self.progress = progress
         self.rng = random.Random(0)
-
-    def _progress(self) -> Progress:
-        return Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}"),
-            console=self.console,
-            refresh_per_second=4,
-        )
 
     async def run(self, calls: Sequence[Call], *, label: str) -> RunSummary:
         """Run every call (cached answers first), recording each result as it arrives."""
         summary = RunSummary()
         ordered = sorted(calls, key=lambda c: c.group)
         cached = await asyncio.to_thread(_cached_answers, self.store, [c.key for c in ordered])
+        settings = {e: self.spec.settings(*e) for e in {c.endpoint for c in ordered}}
         limits = {
-            provider: ProviderLimits(s.concurrency, s.requests_per_minute, s.tokens_per_minute)
-            for provider, s in (
-                (p, self.spec.settings(p)) for p in {c.model.provider for c in ordered}
-            )
+            e: EndpointLimits(s.concurrency, s.requests_per_minute, s.tokens_per_minute)
+            for e, s in settings.items()
+        }
+        policies = {
+            e: RetryPolicy(s.max_retries, s.backoff_base_s, s.backoff_cap_s, s.timeout_s)
+            for e, s in settings.items()
         }
         budget = self.spec.budget_usd
         committed = 0.0  # spent plus reserved for calls in flight
-        progress = self._progress()
-        task = TaskID(0)
+        total = len(ordered)
 
-        def advance(done: int) -> None:
-            elapsed = progress.tasks[task].elapsed or 0.0
-            fresh = summary.calls - summary.cached
-            rate = f"{fresh / elapsed * 60:.0f}/min" if elapsed > 0 and fresh else ""
-            progress.update(task, advance=done, rate=rate, cost=summary.cost_usd,
-                            tokens=summary.tokens_in + summary.tokens_out)  # fmt: skip
-
-        policies = {
-            provider: RetryPolicy(s.max_retries, s.backoff_base_s, s.backoff_cap_s, s.timeout_s)
-            for provider, s in ((p, self.spec.settings(p)) for p in limits)
-        }
+        def report(finished: bool = False) -> None:
+            if self.progress is not None:
+                self.progress(
+                    Progress(label, summary.calls, total, summary.calls - summary.cached,
+                             summary.tokens_in + summary.tokens_out, summary.cost_usd, finished)
+                )  # fmt: skip
 
         async def ask(call: Call, request: ChatRequest) -> tuple[ChatResponse | None, str | None]:
-            """One request under its provider's limits, retry policy and the budget."""
+            """One request under its endpoint's limits, retry policy and the budget."""
             nonlocal committed
-            policy, gate = policies[call.model.provider], limits[call.model.provider]
+            policy, gate = policies[call.endpoint], limits[call.endpoint]
             tokens_in = estimated_tokens_in(request)
             async with gate.slots:
                 estimate = call.price.cost(tokens_in, request.max_tokens)
@@ -335,7 +336,7 @@ class Engine:
                     break
                 earlier.append((response.text, problem))
                 request = request.follow_up(response.text, call.check.message(problem))
-                key = request.call_hash(call.model.provider, call.model.model)
+                key = call_key(call.model, request)
                 summary.reasks += 1
                 hit = (await asyncio.to_thread(_cached_answers, self.store, [key])).get(key)
                 if hit is not None and _usable(call, hit):
@@ -353,28 +354,27 @@ class Engine:
             for twin in twins.get(call.key, ()):  # the same request asked twice in one run
                 writer.put(twin, response and response.model_copy(update={"cached": True}), error)
 
-        with progress:
-            task = progress.add_task(label, total=len(ordered), rate="", tokens=0, cost=0.0)
-            writer = _Writer(self.store, summary, advance)
-            fresh: dict[str, Call] = {}
-            twins: dict[str, list[Call]] = {}
-            try:
-                for call in ordered:
-                    hit = cached.get(call.key)
-                    if hit is not None and _usable(call, hit):
-                        summary.cached += 1
-                        writer.put(call, hit, None)
-                    elif call.key in fresh:
-                        twins.setdefault(call.key, []).append(call)
-                    else:
-                        fresh[call.key] = call
-                await asyncio.gather(*(one(call) for call in fresh.values()))
-            finally:
-                await writer.close()
-                models = {id(call.model): call.model for call in ordered}
-                await asyncio.gather(*(model.aclose() for model in models.values()))
-            if summary.not_started:
-                progress.update(task, total=len(ordered) - summary.not_started)
+        report()
+        writer = _Writer(self.store, summary, lambda _: report())
+        fresh: dict[str, Call] = {}
+        twins: dict[str, list[Call]] = {}
+        try:
+            for call in ordered:
+                hit = cached.get(call.key)
+                if hit is not None and _usable(call, hit):
+                    summary.cached += 1
+                    writer.put(call, hit, None)
+                elif call.key in fresh:
+                    twins.setdefault(call.key, []).append(call)
+                else:
+                    fresh[call.key] = call
+            await asyncio.gather(*(one(call) for call in fresh.values()))
+        finally:
+            await writer.close()
+            models = {id(call.model): call.model for call in ordered}
+            await asyncio.gather(*(model.aclose() for model in models.values()))
+        total -= summary.not_started
+        report(finished=True)
         return summary
 
 
@@ -383,8 +383,8 @@ async def run_calls(
     store: Store,
     *,
     label: str,
-    console: Console | None = None,
+    progress: ProgressFn | None = None,
     spec: EngineSpec | None = None,
 ) -> RunSummary:
     """Run ``calls`` with an engine over ``store`` (default settings unless ``spec`` is given)."""
-    return await Engine(store, spec or EngineSpec(), console).run(calls, label=label)
+    return await Engine(store, spec or EngineSpec(), progress).run(calls, label=label)

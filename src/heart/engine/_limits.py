@@ -1,4 +1,4 @@
-"""Per-provider limits: how many calls at once, and requests and tokens per minute."""
+"""Per-endpoint limits: how many calls at once, and requests and tokens per minute."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ class TokenBucket:
             self.level -= amount
 
 
-class ProviderLimits:
-    """The gate every call to one provider passes: a concurrency slot, then the rate buckets."""
+class EndpointLimits:
+    """The gate every call to one endpoint passes: a concurrency slot, then the rate buckets."""
 
     def __init__(
         self,

@@ -1,6 +1,13 @@
 """Items: the contexts of the benchmark, chosen from ESConv by a transparent rule-based screen."""
 
-from heart.items._build import item_from_row, item_to_row, save_selection
+from heart.items._build import (
+    count_items,
+    item_from_row,
+    item_to_row,
+    save_selection,
+    stored_item,
+    stored_items,
+)
 from heart.items._rules import Screened, safety_rule, screen_seeker_turn
 from heart.items._select import (
     Candidate,
@@ -18,6 +25,7 @@ __all__ = [
     "Screened",
     "SecondPass",
     "Selection",
+    "count_items",
     "item_from_row",
     "item_to_row",
     "make_item",
@@ -26,4 +34,6 @@ __all__ = [
     "save_selection",
     "screen_seeker_turn",
     "select_regular_items",
+    "stored_item",
+    "stored_items",
 ]

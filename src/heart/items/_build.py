@@ -104,3 +104,29 @@ def save_selection(store: Store, corpus: Corpus, selection: Selection) -> bool:
                 session.add(item_to_row(item))
         session.add_all(ScreeningRow(**asdict(d)) for d in selection.decisions)
     return True
+
+
+def stored_items(store: Store) -> list[Item]:
+    """Every stored item, by problem type and id."""
+    with store.session() as session:
+        rows = session.scalars(select(ItemRow).order_by(ItemRow.problem_type, ItemRow.id))
+        return [item_from_row(row) for row in rows]
+
+
+def count_items(store: Store) -> int:
+    with store.session() as session:
+        return int(session.scalar(select(func.count()).select_from(ItemRow)) or 0)
+
+
+def stored_item(store: Store, item_id: str) -> tuple[Item, str | None]:
+    """One stored item and what the screen said of it; HeartError naming the fix if absent."""
+    with store.session() as session:
+        row = session.get(ItemRow, item_id)
+        if row is None:
+            raise HeartError(
+                f"no item {item_id!r} in this study; list them with `heart items list`"
+            )
+        detail = session.scalars(
+            select(ScreeningRow.detail).where(ScreeningRow.item_id == item_id)
+        ).first()
+        return item_from_row(row), detail

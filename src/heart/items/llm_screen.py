@@ -12,11 +12,10 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rich.console import Console
 from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
-from heart.engine import Call, Recorder, run_calls
+from heart.engine import Call, ProgressFn, Recorder, run_calls
 from heart.errors import HeartError
 from heart.items._select import Candidate, SecondPass
 from heart.models import ChatRequest, ChatResponse, make_chat_model
@@ -52,7 +51,9 @@ def screener_request(candidate: Candidate, system: str, spec: ModelSpec) -> Chat
     return ChatRequest.prompted(system, user, spec, json_schema=SCREEN_SCHEMA)
 
 
-def llm_second_pass(study: Study, spec: ModelSpec, console: Console | None = None) -> SecondPass:
+def llm_second_pass(
+    study: Study, spec: ModelSpec, progress: ProgressFn | None = None
+) -> SecondPass:
     """A second pass that asks ``spec``'s model about every eligible couplet."""
 
     def review(candidates: list[Candidate]) -> dict[tuple[str, int], tuple[bool, str]]:
@@ -91,7 +92,7 @@ def llm_second_pass(study: Study, spec: ModelSpec, console: Console | None = Non
             for c in candidates
         ]
         summary = asyncio.run(
-            run_calls(calls, study.store, label="screen", console=console,
+            run_calls(calls, study.store, label="screen", progress=progress,
                       spec=study.config.engine)
         )  # fmt: skip
         if summary.failed or summary.not_started:

@@ -6,13 +6,12 @@ from heart.judging._llm import (
     JudgingSummary,
     judge_pairs,
     judge_request,
-    judgment_id,
     plan_judging,
     schedule_for,
     verdict_check,
     verdict_problem,
 )
-from heart.judging._pairs import build_pairs, pair_id, seeded_order
+from heart.judging._pairs import build_pairs
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, Verdict, parse_verdict
 
 __all__ = [
@@ -27,13 +26,10 @@ __all__ = [
     "build_pairs",
     "judge_pairs",
     "judge_request",
-    "judgment_id",
-    "pair_id",
     "parse_verdict",
     "plan_judging",
     "schedule_for",
     "schedule_judges",
-    "seeded_order",
     "verdict_check",
     "verdict_problem",
 ]

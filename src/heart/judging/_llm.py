@@ -10,28 +10,24 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rich.console import Console
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from heart.config import JudgeSpec
-from heart.engine import Call, Check, RunSummary, run_calls
+from heart.engine import Call, Check, ProgressFn, RunSummary, run_calls
+from heart.ids import Presentation, judgment_id
 from heart.items import item_from_row
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
-from heart.models import ChatModel, ChatRequest, ChatResponse, make_chat_model
+from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt, load_prompt
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, SystemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
-from heart.types import Item, stable_id
+from heart.types import Item, Order, Status
 
 JUDGE_PROMPT = "judge-heart"
 REASK_PROMPT = "reask"
-
-
-def judgment_id(pair_id: str, judge: str, order: str) -> str:
-    return stable_id("jd-", pair_id, judge, order)
 
 
 def judge_request(
@@ -68,21 +64,13 @@ def verdict_check(reasks: int) -> Check:
     )
 
 
-def _to_pair_terms(shown: str, order: str) -> str:
-    """A/B as shown → a/b of the pair; ``none`` stays."""
-    if shown == "none":
-        return "none"
-    first_is_a = order == "ab"
-    return ("a" if first_is_a else "b") if shown == "A" else ("b" if first_is_a else "a")
-
-
 def _recorder(
-    pair: PairRow, judge: JudgeSpec, order: str, prompt: Prompt, key: str
+    pair: PairRow, judge: JudgeSpec, shown: Presentation, prompt: Prompt, key: str
 ) -> Callable[[Session, ChatResponse | None, str | None], str | None]:
     def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
-        jid = judgment_id(pair.id, judge.name, order)
+        jid = judgment_id(pair.id, judge.name, shown.order)
         row = session.get(JudgmentRow, jid) or JudgmentRow(
-            id=jid, pair_id=pair.id, judge=judge.name, order=order
+            id=jid, pair_id=pair.id, judge=judge.name, order=shown.order
         )
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         row.raw = response.text if response else None
@@ -98,14 +86,14 @@ def _recorder(
                 asks = 1 + len(response.earlier)
                 error = f"invalid verdict after {asks} ask{'s' * (asks > 1)}: {exc}"
             else:
-                row.winner = _to_pair_terms(verdict.winner, order)
+                row.winner = shown.to_pair(verdict.winner)
                 row.strength = verdict.strength
                 row.axes = {
-                    axis.value: {"winner": _to_pair_terms(v.winner, order), "strength": v.strength}
+                    axis.value: {"winner": shown.to_pair(v.winner), "strength": v.strength}
                     for axis, v in verdict.axes.items()
                 }
                 row.rationale = verdict.rationale.strip()
-        row.status, row.error = ("failed", error) if error else ("ok", None)
+        row.status, row.error = (Status.FAILED, error) if error else (Status.OK, None)
         session.merge(row)
         return error
 
@@ -119,14 +107,17 @@ class JudgingPlan:
     calls: list[Call]
     already_done: int
     schedule: Schedule
-    orders: tuple[str, ...]
+    orders: tuple[Order, ...]
     loads: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class JudgingSummary:
+    """What judging did: its calls, its plan (schedule and loads), and the pairs it added."""
+
     model_calls: RunSummary
     plan: JudgingPlan
+    new_pairs: int = 0
 
     @property
     def already_done(self) -> int:
@@ -142,7 +133,7 @@ def schedule_for(study: Study) -> tuple[Schedule, list[PairRow]]:
         pairs = list(session.scalars(select(PairRow).order_by(PairRow.item_id, PairRow.id)))
         rated: dict[str, set[str]] = {}
         for pid, judge in session.execute(
-            select(JudgmentRow.pair_id, JudgmentRow.judge).where(JudgmentRow.status == "ok")
+            select(JudgmentRow.pair_id, JudgmentRow.judge).where(JudgmentRow.status == Status.OK)
         ):
             rated.setdefault(pid, set()).add(judge)
     schedule = schedule_judges(
@@ -165,14 +156,14 @@ def plan_judging(study: Study) -> JudgingPlan:
     prompt = study.use_prompt(JUDGE_PROMPT, config.judging.prompt_version)
     study.use_prompt(REASK_PROMPT)
     check = verdict_check(config.judging.reasks)
-    orders = ("ab", "ba") if config.pairs.both_orders else ("ab",)
+    orders = (Order.AB, Order.BA) if config.pairs.both_orders else (Order.AB,)
     schedule, pairs = schedule_for(study)
     with study.store.session() as session:
         items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
         texts = dict(session.execute(select(CompletionRow.id, CompletionRow.text)).all())
         done = {
             (r.pair_id, r.judge, r.order)
-            for r in session.scalars(select(JudgmentRow).where(JudgmentRow.status == "ok"))
+            for r in session.scalars(select(JudgmentRow).where(JudgmentRow.status == Status.OK))
         }
     calls: list[Call] = []
     loads = {judge.name: 0 for judge in config.judges}
@@ -186,16 +177,16 @@ def plan_judging(study: Study) -> JudgingPlan:
                 if (pair.id, judge.name, order) in done:
                     continue
                 model = model or make_chat_model(judge.model)
-                shown = (pair.a_id, pair.b_id) if order == "ab" else (pair.b_id, pair.a_id)
-                first, second = texts[shown[0]], texts[shown[1]]
+                shown = Presentation(pair.a_id, pair.b_id, order)
+                first, second = texts[shown.first], texts[shown.second]
                 request = judge_request(items[pair.item_id], first, second, prompt, judge)
-                key = request.call_hash(model.provider, model.model)
+                key = call_key(model, request)
                 calls.append(
                     Call(
                         model=model,
                         request=request,
-                        group=f"{judge.name}/{pair.item_id}/{shown[0]}/{pair.id}/{order}",
-                        on_result=_recorder(pair, judge, order, prompt, key),
+                        group=f"{judge.name}/{pair.item_id}/{shown.first}/{pair.id}/{order}",
+                        on_result=_recorder(pair, judge, shown, prompt, key),
                         price=judge.model.price,
                         check=check,
                     )
@@ -203,10 +194,12 @@ def plan_judging(study: Study) -> JudgingPlan:
     return JudgingPlan(calls, len(done), schedule, orders, loads)
 
 
-def judge_pairs(study: Study, console: Console | None = None) -> JudgingSummary:
+def judge_pairs(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:
     """Ask every scheduled LLM judge for every pair (and order) it has no valid verdict on."""
     plan = plan_judging(study)
     summary = asyncio.run(
-        run_calls(plan.calls, study.store, label="judge", console=console, spec=study.config.engine)
+        run_calls(
+            plan.calls, study.store, label="judge", progress=progress, spec=study.config.engine
+        )
     )
     return JudgingSummary(model_calls=summary, plan=plan)

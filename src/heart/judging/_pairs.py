@@ -14,28 +14,11 @@ from collections.abc import Iterable
 from sqlalchemy import select
 
 from heart.config import PairDesign, PairsSpec
+from heart.ids import coin, pair_id, seeded_order
 from heart.store import CompletionRow, PairRow, Store
-from heart.types import sha256_hex, stable_id
+from heart.types import Status
 
 Completion = tuple[str, str]  # (completion id, system)
-
-
-def pair_id(item_id: str, first: str, second: str) -> str:
-    """The id of the unordered pair of completions ``first`` and ``second`` of ``item_id``."""
-    lo, hi = sorted((first, second))
-    return stable_id("pr-", item_id, lo, hi)
-
-
-def _coin(seed: int, *parts: str) -> int:
-    """A deterministic 32-bit draw from the seed and ``parts``."""
-    return int(sha256_hex("\x1f".join((str(seed), *parts)))[:8], 16)
-
-
-def seeded_order(seed: int, item_id: str, first: str, second: str) -> tuple[str, str]:
-    """The (A, B) order of a pair: a fair coin from the seed and the pair, so reruns agree."""
-    lo, hi = sorted((first, second))
-    flip = _coin(seed, pair_id(item_id, lo, hi)) & 1
-    return (hi, lo) if flip else (lo, hi)
 
 
 def _candidates(completions: list[Completion]) -> list[tuple[Completion, Completion]]:
@@ -67,7 +50,7 @@ def _sampled(
                 x, y = (a, systems[item_id][a]), (b, systems[item_id][b])
                 pair_uses[_system_pair(x, y)] += 1
                 system_uses.update((x[1], y[1]))
-    for item_id in sorted(by_item, key=lambda i: (_coin(seed, "item", i), i)):
+    for item_id in sorted(by_item, key=lambda i: (coin(seed, "item", i), i)):
         have = {pair_id(item_id, a, b) for a, b in stored.get(item_id, set())}
         pool = [
             (x, y)
@@ -82,7 +65,7 @@ def _sampled(
                 key=lambda p: (
                     pair_uses[_system_pair(*p)],
                     system_uses[p[0][1]] + system_uses[p[1][1]],
-                    _coin(seed, pair_id(item_id, p[0][0], p[1][0])),
+                    coin(seed, pair_id(item_id, p[0][0], p[1][0])),
                 ),
             )
             pool.remove(best)
@@ -118,7 +101,7 @@ def build_pairs(store: Store, spec: PairsSpec, seed: int) -> int:
         by_item: dict[str, list[Completion]] = defaultdict(list)
         for cid, item_id, system in session.execute(
             select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
-            .where(CompletionRow.status == "ok")
+            .where(CompletionRow.status == Status.OK)
             .order_by(CompletionRow.id)
         ):
             by_item[item_id].append((cid, system))

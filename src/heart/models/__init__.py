@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from heart.config import ModelSpec
-from heart.models._protocol import ChatModel, ChatRequest, ChatResponse, Message
+from heart.models._protocol import (
+    CALL_KEY_VERSION,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    call_key,
+)
 
 
 def make_chat_model(spec: ModelSpec) -> ChatModel:
@@ -21,4 +28,12 @@ def make_chat_model(spec: ModelSpec) -> ChatModel:
     return AnthropicModel(spec)
 
 
-__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "Message", "make_chat_model"]
+__all__ = [
+    "CALL_KEY_VERSION",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "Message",
+    "call_key",
+    "make_chat_model",
+]

@@ -52,12 +52,6 @@ class ChatRequest(BaseModel):
             }
         )
 
-    def call_hash(self, provider: str, model: str) -> str:
-        """The cache and resume key of this request sent to ``provider``/``model``."""
-        request = self.model_dump(mode="json", exclude={"stream"})
-        return sha256_hex(
-            canonical_json({"provider": provider, "model": model, "request": request})
-        )
 
 
 class ChatResponse(BaseModel):
@@ -77,11 +71,38 @@ class ChatResponse(BaseModel):
 
 
 class ChatModel(Protocol):
-    """A model behind any provider; ``complete`` streams where it can to time the first token."""
+    """A model behind any provider; ``complete`` streams where it can to time the first token.
+
+    ``endpoint`` is where it is reached (a normalised base URL, or ``in-process``);
+    ``output_mode`` how it is held to a JSON schema (an OpenAI-compatible server's
+    ``structured_output``, Anthropic's forced ``tool``, the embedded model's ``grammar``).
+    """
 
     provider: ProviderName
     model: str
+    endpoint: str
+    output_mode: str
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+CALL_KEY_VERSION = 2
+"""Raised whenever what goes into a call key changes, so no answer cached under an older key is
+ever served for a newer one. Version 2 added the endpoint and the output mode."""
+
+
+def call_key(model: ChatModel, request: ChatRequest) -> str:
+    """The cache and resume key of ``request`` sent to ``model``: everything that chooses the
+    answer (provider, endpoint, model, the output mode when a schema is asked for, the request)
+    and nothing that does not (streaming, timeouts, retries)."""
+    identity = {
+        "key": CALL_KEY_VERSION,
+        "provider": model.provider,
+        "endpoint": model.endpoint,
+        "model": model.model,
+        "output": model.output_mode if request.json_schema is not None else None,
+        "request": request.model_dump(mode="json", exclude={"stream"}),
+    }
+    return sha256_hex(canonical_json(identity))

@@ -18,6 +18,7 @@ class RemoteModel:
 
     def __init__(self, spec: ModelSpec) -> None:
         self.model = spec.model
+        self.endpoint = spec.endpoint
         self._spec = spec
         self._client: Any = None
         self._secret = ""

@@ -22,6 +22,7 @@ TOOL = "answer"
 
 class AnthropicModel(RemoteModel):
     provider: ProviderName = "anthropic"
+    output_mode = "tool"
     default_key_env = "ANTHROPIC_API_KEY"
     install_hint = INSTALL_HINT
 
@@ -33,7 +34,7 @@ class AnthropicModel(RemoteModel):
         import anthropic
 
         client = anthropic.AsyncAnthropic(
-            api_key=secret, base_url=self._spec.base_url, max_retries=0, timeout=None
+            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None
         )
         # newer SDKs fix sampling on the server side and no longer take these arguments
         accepted = inspect.signature(client.messages.create).parameters

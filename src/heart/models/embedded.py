@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from heart.config import ProviderName
+from heart.endpoints import IN_PROCESS
 from heart.errors import HeartError
 from heart.models._errors import ModelCallError
 from heart.models._greedy import greedy_grammar_llama
@@ -88,6 +89,8 @@ class EmbeddedModel:
     answers under a JSON schema are decoded with the grammar checked lazily (see `_greedy`)."""
 
     provider: ProviderName = "embedded"
+    endpoint = IN_PROCESS
+    output_mode = "grammar"
 
     def __init__(self, model: str, n_ctx: int = 4096) -> None:
         self.model = model

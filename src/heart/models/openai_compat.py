@@ -32,11 +32,15 @@ class OpenAICompatibleModel(RemoteModel):
     default_key_env = "OPENAI_API_KEY"
     install_hint = INSTALL_HINT
 
+    def __init__(self, spec: ModelSpec) -> None:
+        super().__init__(spec)
+        self.output_mode: str = spec.structured_output
+
     def _new_client(self, secret: str) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
-            api_key=secret, base_url=self._spec.base_url, max_retries=0, timeout=None
+            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

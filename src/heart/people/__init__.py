@@ -27,7 +27,6 @@ from heart.people._tasks import (
     WRITE,
     TaskCounts,
     expected_answer,
-    shown_order,
     sync_tasks,
     task_id,
 )
@@ -56,7 +55,6 @@ __all__ = [
     "prolific_rater",
     "rater_for_token",
     "review_quality",
-    "shown_order",
     "submit_judgment",
     "submit_labels",
     "submit_write",

@@ -19,8 +19,7 @@ from sqlalchemy.orm import Session, aliased
 
 from heart.config import PeopleSpec
 from heart.errors import HeartError
-from heart.generate import completion_id
-from heart.judging import judgment_id
+from heart.ids import Presentation, completion_id, judgment_id, label_id
 from heart.people._quality import exclude, exclusion_reason, judge_checks
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
 from heart.store import (
@@ -36,14 +35,14 @@ from heart.store import (
     TaskRow,
     now_iso,
 )
-from heart.types import SUPPORT_STRATEGIES, SystemKind, stable_id
+from heart.types import SUPPORT_STRATEGIES, JudgeSource, Order, Shown, Status, SystemKind
 
 CHOICES = {
-    "A++": ("A", 2, "A is much better"),
-    "A+": ("A", 1, "A is slightly better"),
-    "=": ("tie", 1, "About the same"),
-    "B+": ("B", 1, "B is slightly better"),
-    "B++": ("B", 2, "B is much better"),
+    "A++": (Shown.FIRST, 2, "A is much better"),
+    "A+": (Shown.FIRST, 1, "A is slightly better"),
+    "=": (Shown.TIE, 1, "About the same"),
+    "B+": (Shown.SECOND, 1, "B is slightly better"),
+    "B++": (Shown.SECOND, 2, "B is much better"),
 }
 """The five-option scale: key → (side, strength, label). Much better counts twice."""
 
@@ -246,7 +245,7 @@ def load_task(store: Store, rater: str, task: str) -> Task:
         replies = [row.a_text, row.b_text]
     elif row.kind == LABEL:
         replies = [row.labelled_text]
-    if row.kind == JUDGE and row.shown == "ba":
+    if row.kind == JUDGE and row.shown == Order.BA:
         replies.reverse()
     context = [(t["role"], t["text"]) for t in row.context]
     return Task(task, row.kind, context, replies, float(row.expires_at or 0.0))
@@ -310,7 +309,7 @@ def submit_write(
         session.add(
             CompletionRow(
                 id=cid, item_id=row.item_id, system=spec.human_system, contributor=rater,
-                status="ok", text=reply, created_at=now_iso(),
+                status=Status.OK, text=reply, created_at=now_iso(),
             )
         )  # fmt: skip
         _finish(session, row, rater, now)
@@ -343,14 +342,16 @@ def submit_judgment(
             wanted = row.expected or ""
             row.passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
-            first_is_a = row.shown == "ab"
-            winner = "tie" if side == "tie" else ("a" if (side == "A") == first_is_a else "b")
-            session.merge(JudgeRow(name=rater, source="human", family="human", spec={}))
+            pair = session.get(PairRow, row.target)
+            assert pair is not None  # a judge seat is made for a stored pair
+            shown = Presentation(pair.a_id, pair.b_id, Order(row.shown))
+            session.merge(JudgeRow(name=rater, source=JudgeSource.HUMAN, family="human", spec={}))
             session.flush()
             session.add(
                 JudgmentRow(
-                    id=judgment_id(row.target, rater, row.shown), pair_id=row.target, judge=rater,
-                    order=row.shown, status="ok", winner=winner, strength=strength, axes={},
+                    id=judgment_id(row.target, rater, shown.order), pair_id=row.target,
+                    judge=rater, order=shown.order, status=Status.OK, winner=shown.to_pair(side),
+                    strength=strength, axes={},
                     rationale=rationale, raw=json.dumps({"choice": choice,
                                                          "checklist": checklist or []}),
                     refused=[], created_at=now_iso(),
@@ -376,7 +377,7 @@ def submit_labels(
             raise TaskRefused("this task is not a labelling task")
         session.add(
             LabelRow(
-                id=stable_id("lb", row.target, rater), completion_id=row.target, rater_id=rater,
+                id=label_id(row.target, rater), completion_id=row.target, rater_id=rater,
                 strategies=sorted(set(strategies)), created_at=now_iso(),
             )
         )  # fmt: skip

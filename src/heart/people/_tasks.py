@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from heart.config import PeopleSpec
+from heart.ids import seat_order
 from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
-from heart.types import sha256_hex
+from heart.types import Order, Status
 
 WRITE, JUDGE, LABEL = "write", "judge", "label"
 KINDS = (WRITE, JUDGE, LABEL)
@@ -30,18 +31,13 @@ def task_id(kind: str, target: str, seat: int) -> str:
     return f"{kind}:{target}:{seat}"
 
 
-def shown_order(seed: int, task: str) -> str:
-    """The A/B order a judge seat is served in: a seeded coin per seat."""
-    return "ab" if int(sha256_hex(f"{seed}\x1f{task}")[:8], 16) % 2 == 0 else "ba"
-
-
-def expected_answer(check: str | None, shown: str) -> str | None:
+def expected_answer(check: str | None, shown: Order) -> str | None:
     """The answer a check seat must get. Gold: the original supporter reply (shown first when
     the order is ab) must win. Attention: the reply that asks for it (shown first when ab) must
     be marked much better."""
     if check is None:
         return None
-    side = "A" if shown == "ab" else "B"
+    side = "A" if shown is Order.AB else "B"
     return side if check == GOLD else f"{side}++"
 
 
@@ -76,7 +72,7 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
         pairs = s.execute(select(PairRow.id, PairRow.item_id).order_by(PairRow.id)).all()
         done = s.execute(
             select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system).where(
-                CompletionRow.status == "ok"
+                CompletionRow.status == Status.OK
             )
         ).all()
         rows: list[TaskRow] = []
@@ -86,7 +82,7 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
                 return
             for seat in range(n):
                 tid = task_id(kind, target, seat)
-                shown = shown_order(seed, tid) if kind == JUDGE else "ab"
+                shown = seat_order(seed, tid) if kind == JUDGE else Order.AB
                 rows.append(
                     TaskRow(id=tid, kind=kind, target=target, item_id=item, seat=seat,
                             shown=shown, check=check, expected=expected_answer(check, shown),

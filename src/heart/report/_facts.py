@@ -20,6 +20,7 @@ from heart.analyses import (
 )
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, SystemRow
 from heart.study import Study
+from heart.types import Status
 
 
 @dataclass
@@ -54,7 +55,7 @@ def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]
     out: dict[str, tuple[int, int]] = {}
     for key, status, n in rows:
         ok, failed = out.get(key, (0, 0))
-        out[key] = (ok + n, failed) if status == "ok" else (ok, failed + n)
+        out[key] = (ok + n, failed) if status == Status.OK else (ok, failed + n)
     return dict(sorted(out.items()))
 
 
@@ -97,5 +98,7 @@ def gather_facts(study: Study) -> StudyFacts:
         families=families,
         boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
-        audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
+        audit=audit_judges(
+            comparisons.by_source("llm"), verdict_counts(study.store), level
+        ),
     )

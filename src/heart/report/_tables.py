@@ -11,11 +11,10 @@ from heart.analyses import (
     AgreementReport,
     Board,
     JudgeAudit,
-    Rate,
-    Share,
     Standing,
 )
 from heart.report._figures import band_colour
+from heart.stats import Share
 from heart.types import Axis
 
 AXES = [a.value for a in Axis]
@@ -190,12 +189,12 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
         return []
     tables = []
     summary = [
-        ["human majority vs LLM-ensemble majority (all pairs)", _rate(report.human_llm)],
-        ["each human rater vs the majority of the others", _rate(report.inter_human)],
-        ["human vs LLM on ambiguous pairs", _rate(report.ambiguous)],
-        ["human vs LLM on clear pairs", _rate(report.clear)],
+        ["human majority vs LLM-ensemble majority (all pairs)", _share(report.human_llm)],
+        ["each human rater vs the majority of the others", _share(report.inter_human)],
+        ["human vs LLM on ambiguous pairs", _share(report.ambiguous)],
+        ["human vs LLM on clear pairs", _share(report.clear)],
         *[
-            [f"LLM judge {j} vs human majority", _rate(r)]
+            [f"LLM judge {j} vs human majority", _share(r)]
             for j, r in report.judge_vs_humans.items()
         ],
     ]
@@ -212,8 +211,8 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
                 "agreement-humans",
             )
         )
-    judges = [[f"{x} & {y}", _rate(r)] for x, y, r in report.judge_pairs]
-    judges += [[" & ".join(t), _rate(r)] for t, r in report.judge_triples]
+    judges = [[f"{x} & {y}", _share(r)] for x, y, r in report.judge_pairs]
+    judges += [[" & ".join(t), _share(r)] for t, r in report.judge_triples]
     if judges:
         tables.append(
             Table(
@@ -279,8 +278,8 @@ def agreement_tables(report: AgreementReport | None) -> list[Table]:
     return tables
 
 
-def _rate(rate: Rate | None) -> str:
-    return rate.text() if rate is not None else "–"
+def _share(share: Share | None) -> str:
+    return share.text() if share is not None else "–"
 
 
 AUDIT_HEADER = [
@@ -309,13 +308,10 @@ def audit_verdict(audit: JudgeAudit) -> str:
 def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
     """One row per judge: its shares with intervals, its answer health, and the verdict."""
 
-    def share(s: Share | None) -> str:
-        return s.text() if s is not None else "–"
-
     return [
         [
-            a.judge, a.family, str(a.verdicts), share(a.flip), share(a.first_position),
-            share(a.longer), share(a.control), share(a.own_family), str(a.counts.reasked),
+            a.judge, a.family, str(a.verdicts), _share(a.flip), _share(a.first_position),
+            _share(a.longer), _share(a.control), _share(a.own_family), str(a.counts.reasked),
             str(a.counts.failed), audit_verdict(a),
         ]
         for a in audits

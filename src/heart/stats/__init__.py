@@ -23,6 +23,7 @@ from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._multiple import benjamini_hochberg
 from heart.stats._online_elo import online_elo
 from heart.stats._proportions import wilson_interval
+from heart.stats._share import Share
 from heart.stats._wins import overall_win_rate, win_matrix, win_rates
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "BootstrapResult",
     "BradleyTerryFit",
     "EloDifference",
+    "Share",
     "benjamini_hochberg",
     "bootstrap_by_conversation",
     "bootstrap_share_by_conversation",

@@ -1,5 +1,6 @@
 """The study store: SQLAlchemy tables, and opening and migrating a database."""
 
+from heart.store._counted import counted_judgment
 from heart.store._db import Store, now_iso, open_store
 from heart.store._tables import (
     Base,
@@ -34,6 +35,7 @@ __all__ = [
     "Store",
     "SystemRow",
     "TaskRow",
+    "counted_judgment",
     "now_iso",
     "open_store",
 ]

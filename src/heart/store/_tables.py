@@ -158,11 +158,14 @@ class PromptRow(Base):
 
 
 class CallRow(Base):
-    """The model-call cache: the answer to a request, keyed by the hash of what determines it."""
+    """The model-call cache: the answer to a request, keyed by the hash of what determines it
+    (``heart.models.call_key``). Rows cached before keys covered the endpoint have none, and no
+    key of today's matches them."""
 
     __tablename__ = "calls"
     hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     provider: Mapped[str] = mapped_column(String(40))
+    endpoint: Mapped[str | None] = mapped_column(String(300), nullable=True)
     model: Mapped[str] = mapped_column(String(200))
     response: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[str] = mapped_column(String(32))

@@ -20,6 +20,7 @@ from heart.store import (
     RaterRow,
     Store,
 )
+from heart.types import JudgeSource, Status
 
 TABLES = ("completions", "judgments", "labels")
 FORMATS = ("csv", "jsonl")
@@ -41,7 +42,7 @@ def _completions(store: Store, human_system: str) -> list[dict[str, Any]]:
         rows = s.execute(
             select(CompletionRow.id, CompletionRow.item_id, CompletionRow.contributor,
                    CompletionRow.text, CompletionRow.created_at)
-            .where(CompletionRow.system == human_system, CompletionRow.status == "ok")
+            .where(CompletionRow.system == human_system, CompletionRow.status == Status.OK)
             .order_by(CompletionRow.created_at, CompletionRow.id)
         ).all()  # fmt: skip
     return [
@@ -67,7 +68,7 @@ def _judgments(store: Store) -> list[dict[str, Any]]:
                    JudgmentRow.raw, JudgmentRow.rationale, JudgmentRow.created_at)
             .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
             .join(PairRow, PairRow.id == JudgmentRow.pair_id)
-            .where(JudgeRow.source == "human")
+            .where(JudgeRow.source == JudgeSource.HUMAN)
             .order_by(JudgmentRow.created_at, JudgmentRow.id)
         ).all()  # fmt: skip
     out = []

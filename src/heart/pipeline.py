@@ -1,0 +1,225 @@
+"""The stages as a library: every command of `heart` is one of these calls on a :class:`Study`.
+
+    from heart import open_study, pipeline
+    study = open_study("demo-study")
+    print(pipeline.run(study).board)
+
+Each stage reads what earlier stages stored and skips finished work; long stages report to an
+optional ``progress`` callback and return a small summary. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from heart.analyses import JudgeAudit, Leaderboard, audit_judges, load_comparisons, verdict_counts
+from heart.config import STUDY_FILE
+from heart.engine import PlannedModel, ProgressFn, plan_calls
+from heart.generate import GenerationSummary, plan_generation
+from heart.generate import generate as _generate
+from heart.items import Selection, count_items
+from heart.judging import JudgingPlan, JudgingSummary, build_pairs, judge_pairs, plan_judging
+from heart.release import (
+    ImportSummary,
+    export_bundle,
+    import_bundle,
+    import_table,
+    read_bundle,
+)
+from heart.report import StudyFacts, board_warning, gather_facts, write_report
+from heart.study import Study, create_study, open_study
+
+Stage = Literal["generate", "judge"]
+
+
+@dataclass(frozen=True)
+class ItemsSummary:
+    """The items stage: how many items are stored, and (when it ran) what the screen chose."""
+
+    stored: int
+    selection: Selection | None = None  # None when the stage was skipped
+    conversations: int = 0
+    duplicates: int = 0
+    changed: bool = False
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """The report stage: what it states, the warning a reader must see first, and the file."""
+
+    facts: StudyFacts
+    warning: str | None
+    path: Path
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """Every stage of one `run`, and how long it took."""
+
+    items: ItemsSummary
+    generation: GenerationSummary
+    judging: JudgingSummary
+    report: ReportSummary
+    seconds: float
+
+    @property
+    def board(self) -> Leaderboard | None:
+        """The main leaderboard (LLM judges on all items when there are any)."""
+        return self.report.facts.board
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """What a stage would call, per endpoint and model, without calling anything."""
+
+    stage: Stage
+    models: list[PlannedModel]
+    fixed: int = 0  # fixed replies generation would store
+    judging: JudgingPlan | None = None
+
+    @property
+    def max_cost_usd(self) -> float:
+        return sum(m.max_cost_usd for m in self.models)
+
+
+@dataclass(frozen=True)
+class DryRun:
+    stages: list[StagePlan] = field(default_factory=list)
+
+    @property
+    def max_cost_usd(self) -> float:
+        return sum(s.max_cost_usd for s in self.stages)
+
+
+def build_items(
+    study: Study, esconv: Path | None = None, progress: ProgressFn | None = None
+) -> ItemsSummary:
+    """Screen every couplet of the corpus (``esconv`` or ``items.esconv``) and store the regular
+    items; ``progress`` follows the optional LLM screener's calls."""
+    from heart.corpus import load_corpus
+    from heart.items import save_selection, select_regular_items
+
+    start = time.perf_counter()
+    corpus = load_corpus(study.esconv_path(esconv))
+    spec = study.config.items
+    second_pass = None
+    if spec.screener is not None:
+        from heart.items.llm_screen import llm_second_pass
+
+        second_pass = llm_second_pass(study, spec.screener, progress)
+    selection = select_regular_items(
+        corpus.conversations,
+        n_items=spec.regular,
+        seed=study.config.seed,
+        max_per_dialogue=spec.max_per_dialogue,
+        min_context_turns=spec.min_context_turns,
+        second_pass=second_pass,
+    )
+    changed = save_selection(study.store, corpus, selection)
+    return ItemsSummary(
+        stored=count_items(study.store),
+        selection=selection,
+        conversations=len(corpus.conversations),
+        duplicates=corpus.duplicates,
+        changed=changed,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def generate(study: Study, progress: ProgressFn | None = None) -> GenerationSummary:
+    """Every missing or failed completion of every non-human system."""
+    return _generate(study, progress)
+
+
+def judge(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:
+    """Add the pairs the design asks for, then every missing LLM verdict."""
+    added = build_pairs(study.store, study.config.pairs, study.config.seed)
+    return replace(judge_pairs(study, progress), new_pairs=added)
+
+
+def audit(study: Study) -> list[JudgeAudit]:
+    """Per LLM judge: flip rate, position, length, control and own-family shares."""
+    return audit_judges(
+        load_comparisons(study.store), verdict_counts(study.store), study.config.ratings.level
+    )
+
+
+def report(study: Study) -> ReportSummary:
+    """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/."""
+    facts = gather_facts(study)
+    return ReportSummary(facts, board_warning(facts), write_report(facts, study.report_dir))
+
+
+def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
+    """Every stage in order (items unless some are stored, generate, judge, report)."""
+    start = time.perf_counter()
+    stored = count_items(study.store)
+    items = ItemsSummary(stored) if stored else build_items(study, progress=progress)
+    generation = generate(study, progress)
+    judging = judge(study, progress)
+    return StudyRun(
+        items, generation, judging, report(study), seconds=time.perf_counter() - start
+    )
+
+
+def dry_run(study: Study, stages: tuple[Stage, ...] = ("generate", "judge")) -> DryRun:
+    """The calls, tokens and most cost each stage would spend now; nothing is called. Judging
+    plans the pairs stored so far (new completions add pairs)."""
+    plans = []
+    if "generate" in stages:
+        generation = plan_generation(study)
+        models = plan_calls(generation.calls, study.store)
+        plans.append(StagePlan("generate", models, fixed=len(generation.fixed)))
+    if "judge" in stages:
+        judging = plan_judging(study)
+        models = plan_calls(judging.calls, study.store)
+        plans.append(StagePlan("judge", models, judging=judging))
+    return DryRun(plans)
+
+
+def export(study: Study, out: Path) -> dict[str, int]:
+    """Write the study as a bundle into ``out``; returns the rows written per table."""
+    manifest = export_bundle(study.store, study.root, out)
+    return {k: v["rows"] for k, v in manifest["files"].items() if v["rows"] is not None}
+
+
+def import_into(root: Path, path: Path, table: str | None = None) -> ImportSummary:
+    """Import a bundle folder (creating the study from it when ``root`` has none) or a
+    completions/judgments file (``table``) into the study at ``root``, all or nothing."""
+    from heart.errors import HeartError
+
+    if path.is_dir():
+        if not (root / STUDY_FILE).exists():
+            config_text, _ = read_bundle(path)
+            create_study(root, config_text=config_text)
+        with open_study(root) as study:
+            return import_bundle(study.store, path)
+    if table is None:
+        raise HeartError(
+            f"{path} is a file: say what it holds with --table completions or --table judgments"
+        )
+    with open_study(root) as study:
+        return import_table(study.store, path, table, study.config.seed)
+
+
+__all__ = [
+    "DryRun",
+    "ItemsSummary",
+    "ReportSummary",
+    "StagePlan",
+    "StudyRun",
+    "audit",
+    "build_items",
+    "dry_run",
+    "export",
+    "generate",
+    "import_into",
+    "judge",
+    "open_study",
+    "report",
+    "run",
+]
