@@ -1,22 +1,46 @@
-"""A run killed with SIGKILL and rerun ends with exactly the rows of an uninterrupted run."""
+"""A run killed with SIGKILL and rerun ends with exactly the rows of an uninterrupted run.
+
+The models are a local OpenAI-compatible server that takes a little time per answer, so the
+kill lands mid-stage whatever the machine's load, and the test stays quick.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .helpers import heart, set_items
-
-pytestmark = pytest.mark.slow
+from .fakes.fault_server import FaultServer, last_user_text
+from .helpers import heart
 
 N_ITEMS = 4
+ANSWER_S = 0.15  # each answer takes this long, one at a time
+
+
+def _reply(body: dict[str, Any]) -> str:
+    """Deterministic replies and verdicts that depend on what was asked."""
+    words = last_user_text(body).split()
+    if "response_format" in body:
+        axes = dict.fromkeys("HEART", "none")
+        winner = "A" if len(words) % 2 else "B"
+        return json.dumps({"winner": winner, "strength": 1, "axes": axes, "rationale": "ok"})
+    return f"I hear you. {' '.join(words[-6:])}"
+
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    with FaultServer(_reply) as fault_server:
+        fault_server.default_plan = f"hang:{ANSWER_S}"
+        yield fault_server
 
 
 def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
@@ -24,11 +48,11 @@ def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
         return {
             "items": conn.execute("SELECT id, content_hash FROM items ORDER BY id").fetchall(),
             "completions": conn.execute(
-                "SELECT id, item_id, system, status FROM completions ORDER BY id"
+                "SELECT id, item_id, system, status, text FROM completions ORDER BY id"
             ).fetchall(),
             "pairs": conn.execute("SELECT id, a_id, b_id FROM pairs ORDER BY id").fetchall(),
             "judgments": conn.execute(
-                'SELECT id, pair_id, judge, "order", status FROM judgments ORDER BY id'
+                'SELECT id, pair_id, judge, "order", status, winner FROM judgments ORDER BY id'
             ).fetchall(),
         }
 
@@ -41,34 +65,56 @@ def _count(db: Path, table: str) -> int:
         return 0
 
 
-def _new_study(root: Path) -> Path:
+def _new_study(root: Path, server: FaultServer) -> Path:
     heart("init", root, "--demo")
-    set_items(root, N_ITEMS)
+    head = (root / "study.yaml").read_text().split("systems:\n", 1)[0]
+    head = head.replace("regular: 12", f"regular: {N_ITEMS}")
+    model = f"{{provider: openai, base_url: '{server.openai_base_url}', model: local}}"
+    (root / "study.yaml").write_text(
+        f"{head}systems:\n"
+        f"  - {{name: model-a, kind: model, family: a, model: {model}}}\n"
+        f"  - {{name: model-b, kind: model, family: b, model: {model}}}\n"
+        "  - {name: esconv-original, kind: dataset, family: dataset}\n"
+        f"judges:\n  - {{name: judge, family: j, model: {model}}}\n"
+        "engine: {providers: {openai: {concurrency: 1}}}\n"
+    )
     return root
 
 
 @pytest.mark.parametrize("kill_after", ["completions", "judgments"])
-def test_sigkill_then_rerun_matches_an_uninterrupted_run(tmp_path: Path, kill_after: str) -> None:
-    clean = _new_study(tmp_path / "clean")
-    heart("run", "--study", clean)
+def test_sigkill_then_rerun_matches_an_uninterrupted_run(
+    server: FaultServer, tmp_path: Path, kill_after: str
+) -> None:
+    env = {"OPENAI_API_KEY": "sk-local"}
+    clean = _new_study(tmp_path / "clean", server)
+    heart("run", "--study", clean, env=env)
+    expected = _rows(clean / "heart.db")
+    assert len(expected["judgments"]) == 3 * N_ITEMS
 
-    killed = _new_study(tmp_path / "killed")
+    killed = _new_study(tmp_path / "killed", server)
     db = killed / "heart.db"
     process = subprocess.Popen(
         [sys.executable, "-m", "heart", "run", "--study", str(killed)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
     )
-    threshold = 2
-    deadline = time.monotonic() + 300
-    while _count(db, kill_after) < threshold:
+    # a model system's completions, or judgments, part way: the stage is still running
+    column = "call_hash" if kill_after == "completions" else "id"
+    deadline = time.monotonic() + 120
+    while _count(db, f"{kill_after} WHERE {column} IS NOT NULL") < 2:
         assert process.poll() is None, "the run finished before it could be killed"
         assert time.monotonic() < deadline
-        time.sleep(0.05)
+        time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     partial = _rows(db)
-    assert 0 < len(partial[kill_after]) < len(_rows(clean / "heart.db")[kill_after])
+    assert 0 < len(partial[kill_after]) < len(expected[kill_after])
 
-    heart("run", "--study", killed)
-    assert _rows(db) == _rows(clean / "heart.db")
+    calls_before = len(server.requests)
+    heart("run", "--study", killed, env=env)
+    assert _rows(db) == expected
+    # the rerun asked only for what the killed run had not stored
+    asked = len(server.requests) - calls_before
+    done = len([r for r in partial["completions"] if r[2] != "esconv-original"])
+    assert asked <= 2 * N_ITEMS - done + 3 * N_ITEMS - len(partial["judgments"]) + 1

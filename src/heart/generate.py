@@ -50,8 +50,9 @@ class GenerationSummary:
 
 
 def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
+    """The ESConv original or a control's reply (over any row it replaces)."""
     text = item.reference if system.kind is SystemKind.DATASET else (system.reply or "")
-    session.add(
+    session.merge(
         CompletionRow(
             id=completion_id(item.id, system.name),
             item_id=item.id,

@@ -8,7 +8,7 @@ from importlib.resources import as_file
 import pytest
 
 from heart.judging import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
-from heart.models import ChatRequest, Message
+from heart.models import ChatRequest, Message, call_key
 from heart.models.embedded import EmbeddedModel, embedded_model_path
 
 pytestmark = pytest.mark.slow
@@ -76,7 +76,7 @@ def test_streaming_does_not_change_the_answer_or_its_cache_key() -> None:
     assert streamed.text == whole.text
     assert (streamed.tokens_in, streamed.tokens_out) == (whole.tokens_in, whole.tokens_out)
     assert whole.ttft_ms is None and streamed.ttft_ms is not None
-    assert REQUEST.call_hash("embedded", "m") == plain.call_hash("embedded", "m")
+    assert call_key(model, REQUEST) == call_key(model, plain)
 
 
 def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:

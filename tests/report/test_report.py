@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from heart.report import gather_facts
 from heart.store import open_store
+from heart.study import open_study
 
 from ..helpers import CHROMIUM, heart, require_chromium
 from ..rows import Verdict, seed_verdicts
 
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 SYSTEMS = ["m1", "m2", "m3", "warm"]
+AXES = list("HEART")
 
 
 def _verdicts() -> list[Verdict]:
@@ -27,9 +30,13 @@ def _verdicts() -> list[Verdict]:
             for y in range(x + 1, 5):
                 for n, judge in enumerate(["g1", "g2", "r1", "r2", "r3"]):
                     upset = (i + x + y + n) % 5 == 0
+                    winner, strength = "b" if upset else "a", 1 + n % 3
+                    # LLM judges also judge the five axes; people give only the preference
+                    axes = {a: {"winner": winner, "strength": strength} for a in AXES}
                     out.append(
-                        Verdict(i, rank[x], rank[y], judge, "b" if upset else "a", 1 + n % 3)
-                    )
+                        Verdict(i, rank[x], rank[y], judge, winner, strength,
+                                axes=axes if judge.startswith("g") else {})
+                    )  # fmt: skip
     return out
 
 
@@ -106,3 +113,64 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         browser.close()
     # self-contained: nothing but the file itself and its inline images was fetched
     assert all(u.startswith(("file://", "data:")) for u in requests)
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_csv_files_hold_numbers_at_full_precision(study: Path) -> None:
+    with open_study(study) as s:
+        facts = gather_facts(s)
+    report = study / "report"
+    agreement = facts.agreement
+    assert agreement is not None and agreement.human_llm is not None
+    humans = {r["what"]: r for r in _csv_rows(report / "agreement-humans.csv")}
+    row = humans["human majority vs LLM-ensemble majority"]
+    share = agreement.human_llm
+    assert (int(row["hits"]), int(row["n"])) == (share.hits, share.n)
+    assert (float(row["estimate"]), float(row["low"]), float(row["high"])) == (
+        share.value,
+        share.low,
+        share.high,
+    )
+    audit = {r["judge"]: r for r in _csv_rows(report / "judge_audit.csv")}
+    for judge in facts.audit:
+        first = judge.first_position
+        assert first is not None
+        cells = audit[judge.judge]
+        assert int(cells["first_position_n"]) == first.n == judge.verdicts
+        assert float(cells["first_position_estimate"]) == first.value
+        assert cells["flagged"] == ("true" if judge.flagged else "false")
+    (llm_board,) = [b for b in facts.boards if b.key == "llm-all"]
+    board = {
+        r["system"]: r for r in _csv_rows(report / "leaderboard.csv") if r["board"] == "llm-all"
+    }
+    for standing in llm_board.leaderboard.standings:
+        assert float(board[standing.system]["elo"]) == standing.elo
+        assert float(board[standing.system]["low"]) == standing.low
+    for name in ("reliability.csv", "stability.csv", "differences.csv"):
+        for r in _csv_rows(report / name):
+            for column, value in r.items():
+                assert "%" not in value and "[" not in value, (name, column, value)
+
+
+def test_axis_columns_say_no_data_where_no_verdict_judged_the_axes(study: Path) -> None:
+    rows = _csv_rows(study / "report" / "leaderboard.csv")
+    axis_columns = [f"{kind}_{a}" for kind in ("win_rate", "elo") for a in AXES]
+    for r in rows:
+        if r["board"] == "human-all":  # people judged only the overall preference
+            assert all(r[c] == "" for c in axis_columns) and r["win_rate"] != ""
+        elif r["board"] == "llm-all" and r["rank"] != "†":
+            assert all(r[c] != "" for c in axis_columns)
+    md = (study / "report" / "report.md").read_text()
+    human_board = md.split("## human raters, all items", 1)[1].split("## combined", 1)[0]
+    m1 = next(line for line in human_board.splitlines() if line.startswith("| 1 |"))
+    assert m1.count("no data") == len(AXES)
+    elo_per_axis = human_board.split("### Elo per axis", 1)[1]
+    assert "| m1 | no data | no data | no data | no data | no data |" in elo_per_axis
+    # the combined board takes the axes from the LLM judges' verdicts alone
+    combined = {r["system"]: r for r in rows if r["board"] == "all-all"}
+    llm = {r["system"]: r for r in rows if r["board"] == "llm-all"}
+    assert combined["m1"]["win_rate_H"] == llm["m1"]["win_rate_H"]

@@ -258,7 +258,7 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
     axis_kappa = {}
     for i, axis in enumerate(Axis):
         outcome = comparisons.axis_outcome[:, i]
-        if not np.any(mine & (outcome != NONE)):
+        if not np.any(mine & comparisons.axis_given[:, i]):
             continue  # this group gave no axis verdicts
         axis_votes = np.select([outcome == 0, outcome == 1], [0.0, 2.0], 1.0)
         matrix = _rating_matrix(comparisons, judges, axis_votes, agree=True)

@@ -32,6 +32,8 @@ class Comparisons:
 
     ``outcome`` is 0 when a won, 1 when b won, 2 for a tie; ``axis_outcome[:, k]`` the same for
     axis k ("none" counts as a tie) and ``axis_strength[:, k]`` its strength (0 for none);
+    ``axis_given[:, k]`` whether the verdict judged axis k at all (people and imported verdicts
+    judge only the overall preference);
     ``first_won`` whether the reply shown first won; ``pair`` numbers the pairs (the same number
     in both orders); ``order_ab`` whether a was shown first. ``completion_a``/``completion_b``
     index ``completions`` (ids), ``item`` indexes ``items``; per-item subsets and per-judge
@@ -64,6 +66,7 @@ class Comparisons:
     completion_a: Ints
     completion_b: Ints
     axis_strength: npt.NDArray[np.float64]
+    axis_given: npt.NDArray[np.bool_]
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -116,6 +119,7 @@ class Comparisons:
             strength=self.strength[mask],
             axis_outcome=self.axis_outcome[mask],
             axis_strength=self.axis_strength[mask],
+            axis_given=self.axis_given[mask],
             first_won=self.first_won[mask],
             length_a=self.length_a[mask],
             length_b=self.length_b[mask],
@@ -224,6 +228,9 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     axis_strength = np.asarray(
         [cell or 0 for r in rows for cell in r[at + n_axes : at + 2 * n_axes]], dtype=np.float64
     ).reshape(n, n_axes)
+    axis_given = np.asarray(
+        [cell is not None for r in rows for cell in r[at : at + n_axes]], dtype=bool
+    ).reshape(n, n_axes)
     return Comparisons(
         systems=systems,
         judges=judges,
@@ -251,4 +258,5 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         completion_a=ints([cp_index[r.a_id] for r in rows]),
         completion_b=ints([cp_index[r.b_id] for r in rows]),
         axis_strength=axis_strength,
+        axis_given=axis_given,
     )

@@ -29,7 +29,8 @@ ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
 @dataclass(frozen=True)
 class Standing:
     """One system's row of the board: Elo with the bootstrap (default), cluster-robust and the
-    paper's intervals, its comparisons, and its win rates and Elo overall and per axis."""
+    paper's intervals, its comparisons, and its win rates and Elo overall and per axis (NaN on
+    an axis no verdict of its comparisons judged: no data)."""
 
     system: str
     kind: str
@@ -113,15 +114,25 @@ def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> Fl
     return flat.reshape(c, k, k)
 
 
-def _axis_elo(comparisons: Comparisons, k: int) -> dict[str, Floats]:
-    """Elo per axis: each axis verdict weighted by its strength, "none" a tie of weight one."""
-    out = {}
+def _axis_results(comparisons: Comparisons, k: int) -> tuple[dict[str, Floats], dict[str, Floats]]:
+    """Win rates and Elo per axis, from the verdicts that judged the axis (each weighted by its
+    strength, "none" a tie of weight one); NaN for a system no such verdict compared."""
+    rates, elos = {}, {}
     for i, axis in enumerate(Axis):
-        outcome = comparisons.axis_outcome[:, i]
-        winner, loser, tie = _winner_loser(comparisons, outcome)
-        weight = np.where(tie, 1.0, np.maximum(comparisons.axis_strength[:, i], 1.0))
-        out[axis.value] = fit_bradley_terry(win_matrix(winner, loser, weight, k, tie=tie)).elo
-    return out
+        given = comparisons.axis_given[:, i]
+        rates[axis.value] = np.full(k, np.nan)
+        elos[axis.value] = np.full(k, np.nan)
+        if not given.any():
+            continue
+        judged = comparisons.select(given)
+        kept = [comparisons.systems.index(s) for s in judged.systems]
+        outcome = judged.axis_outcome[:, i]
+        winner, loser, tie = _winner_loser(judged, outcome)
+        weight = np.where(tie, 1.0, np.maximum(judged.axis_strength[:, i], 1.0))
+        fit = fit_bradley_terry(win_matrix(winner, loser, weight, len(kept), tie=tie))
+        rates[axis.value][kept] = _shares(judged, outcome, len(kept))
+        elos[axis.value][kept] = fit.elo
+    return rates, elos
 
 
 def _tau(x: Floats, y: Floats) -> float:
@@ -178,11 +189,7 @@ def build_leaderboard(
     n_i = comparisons.n_per_system()
     paper_low, paper_high = paper_interval(fit.theta, n_i, level=level)
     overall = _shares(comparisons, comparisons.outcome, k)
-    axis_rates = {
-        axis.value: _shares(comparisons, comparisons.axis_outcome[:, i], k)
-        for i, axis in enumerate(Axis)
-    }
-    axis_elo = _axis_elo(comparisons, k)
+    axis_rates, axis_elo = _axis_results(comparisons, k)
     order = sorted(range(k), key=lambda i: (-fit.elo[i], comparisons.systems[i]))
     standings = [
         Standing(

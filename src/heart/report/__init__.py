@@ -1,10 +1,10 @@
 """The report: every board, agreement, the judge audit and study provenance, as one
 self-contained HTML file, Markdown and CSV tables, and terminal tables."""
 
+from heart.report._csv import csv_files
 from heart.report._facts import StudyFacts, gather_facts
 from heart.report._render import (
     board_warning,
-    csv_files,
     render_html,
     render_markdown,
     terminal_audit,

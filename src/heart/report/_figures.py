@@ -48,7 +48,7 @@ def heatmap_png(board: Board) -> bytes:
         ax.text(0, i, f"{s.elo:.0f} [{s.low:.0f}, {s.high:.0f}]", ha="center", va="center",
                 fontsize=8)  # fmt: skip
         for j, value in enumerate(rates[i], start=1):
-            text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
+            text = ("–" if j == 1 else "no data") if math.isnan(value) else f"{100 * value:.0f}%"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(columns)), columns, fontsize=8)
     ax.xaxis.tick_top()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import base64
-import csv
 import html
-import io
 from collections.abc import Callable
 from pathlib import Path
 
 from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit
+from heart.report._csv import csv_files
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png
 from heart.report._tables import (
@@ -203,66 +202,6 @@ def render_html(facts: StudyFacts) -> str:
     parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")
     parts.append("</body></html>")
     return "".join(parts)
-
-
-# --- CSV -----------------------------------------------------------------------------------
-
-
-def _csv(header: list[str], rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-BOARD_CSV_HEADER = [
-    "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
-    "robust_high", "paper_low", "paper_high", "comparisons", "win_rate",
-    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES),
-]  # fmt: skip
-
-
-def _board_csv_rows(board: Board) -> list[list[str]]:
-    """The board at full precision: one row per system, the best human last (rank †)."""
-    ranked = [(str(r), s) for r, s in enumerate(board.leaderboard.standings, 1)]
-    if board.best_human is not None:
-        ranked.append(("†", board.best_human))
-    return [
-        [
-            board.key, rank, s.system, s.kind, s.family,
-            *(f"{x:.6f}" for x in (s.elo, s.low, s.high, s.robust_low, s.robust_high,
-                                   s.paper_low, s.paper_high)),
-            str(s.comparisons), f"{s.win_rate:.6f}",
-            *(f"{s.axis_win_rates[a]:.6f}" for a in AXES), *(f"{s.axis_elo[a]:.6f}" for a in AXES),
-        ]
-        for rank, s in ranked
-    ]  # fmt: skip
-
-
-def csv_files(facts: StudyFacts) -> dict[str, str]:
-    """The report's tables as CSV: every board and every pairwise difference at full precision,
-    the agreement tables and the judge audit as shown."""
-    board_rows, diff_rows = [], []
-    for board in facts.boards:
-        board_rows += _board_csv_rows(board)
-        names = board.leaderboard.systems
-        diff_rows += [
-            [board.key, names[d.i], names[d.j], f"{d.difference:.6f}", f"{d.low:.6f}",
-             f"{d.high:.6f}", f"{d.p_value:.6g}", f"{d.p_adjusted:.6g}", str(d.significant)]
-            for d in board.leaderboard.differences
-        ]  # fmt: skip
-    files = {
-        "leaderboard.csv": _csv(BOARD_CSV_HEADER, board_rows),
-        "differences.csv": _csv(
-            ["board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant"],
-            diff_rows,
-        ),
-        "judge_audit.csv": _csv(AUDIT_HEADER, audit_rows(facts.audit)),
-    }
-    for table in agreement_tables(facts.agreement):
-        files[f"{table.key}.csv"] = _csv(table.header, table.rows)
-    return files
 
 
 def write_report(facts: StudyFacts, directory: Path) -> Path:

@@ -33,8 +33,16 @@ class Table:
     colours: list[list[str | None]] = field(default_factory=list)
 
 
+NO_DATA = "no data"
+"""An axis cell of a system whose verdicts did not judge that axis (people, imports)."""
+
+
 def pct(x: float) -> str:
     return "–" if math.isnan(x) else f"{100 * x:.0f}%"
+
+
+def axis_cell(x: float, text: str) -> str:
+    return NO_DATA if math.isnan(x) else text
 
 
 def _num(x: float, digits: int = 0) -> str:
@@ -71,7 +79,8 @@ def board_table(board: Board) -> Table:
             [
                 rank, s.system, s.family, f"{s.elo:.0f}", _interval(s.low, s.high),
                 _interval(s.robust_low, s.robust_high), _interval(s.paper_low, s.paper_high),
-                str(s.comparisons), *(pct(r) for r in rates),
+                str(s.comparisons), pct(s.win_rate),
+                *(axis_cell(r, pct(r)) for r in rates[1:]),
             ]
         )  # fmt: skip
         colours.append(
@@ -88,7 +97,8 @@ def board_table(board: Board) -> Table:
         "conversations. Elo from a strength-weighted Bradley–Terry fit (mean 1500); the default "
         f"interval resamples conversations ({board.leaderboard.rounds} rounds); the cluster-"
         "robust one is the sandwich formula with conversations as clusters; the paper's treats "
-        "every comparison as independent. Win rates: share of comparisons won, ties half."
+        "every comparison as independent. Win rates: share of comparisons won, ties half; per "
+        f"axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
     )
     if board.best_human is not None:
         add("†", board.best_human)
@@ -107,14 +117,16 @@ def board_table(board: Board) -> Table:
 
 def axis_elo_table(board: Board) -> Table:
     rows = [
-        [s.system, *(f"{s.axis_elo[a]:.0f}" for a in AXES)] for s in board.leaderboard.standings
+        [s.system, *(axis_cell(s.axis_elo[a], f"{s.axis_elo[a]:.0f}") for a in AXES)]
+        for s in board.leaderboard.standings
     ]
     return Table(
         f"Elo per axis: {board.title}",
         ["system", *AXES],
         rows,
         "Bradley–Terry on each axis's verdicts, weighted by their strength; 'no clear "
-        "advantage' counts as a tie.",
+        f"advantage' counts as a tie. '{NO_DATA}': no verdict on this system judged the axis "
+        "(human raters and imported verdicts give only the overall preference).",
         f"axes-{board.key}",
     )
 

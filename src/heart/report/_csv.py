@@ -1,0 +1,156 @@
+"""The report's CSV files, for scripts: one number per column at full precision (an estimate,
+its interval and its count apart), an empty cell where there is no data, never formatted text."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+
+from heart.analyses import AgreementReport, Board, JudgeAudit
+from heart.report._facts import StudyFacts
+from heart.stats import Share
+from heart.types import Axis
+
+AXES = [a.value for a in Axis]
+Cell = str | int | float | bool | None
+AUDIT_CHECKS = ("flip", "first_position", "longer", "control", "own_family")
+SHARE_COLUMNS = ("hits", "n", "estimate", "low", "high")
+
+
+def _cell(value: Cell) -> str:
+    """Floats in their shortest exact form, NaN and None as an empty cell, booleans as words."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return str(value)
+
+
+def _csv(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([[_cell(v) for v in row] for row in rows])
+    return buffer.getvalue()
+
+
+def _share(share: Share | None) -> list[Cell]:
+    """hits, n, estimate, low, high; empty when there is no share."""
+    if share is None or not share.n:
+        return [None] * len(SHARE_COLUMNS)
+    return [share.hits, share.n, share.value, share.low, share.high]
+
+
+BOARD_HEADER = [
+    "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
+    "robust_high", "paper_low", "paper_high", "comparisons", "win_rate",
+    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES),
+]  # fmt: skip
+
+
+def board_rows(board: Board) -> list[list[Cell]]:
+    """The board: one row per system, the best human last (rank †)."""
+    ranked = [(str(r), s) for r, s in enumerate(board.leaderboard.standings, 1)]
+    if board.best_human is not None:
+        ranked.append(("†", board.best_human))
+    return [
+        [
+            board.key, rank, s.system, s.kind, s.family, s.elo, s.low, s.high, s.robust_low,
+            s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.win_rate,
+            *(s.axis_win_rates[a] for a in AXES), *(s.axis_elo[a] for a in AXES),
+        ]
+        for rank, s in ranked
+    ]  # fmt: skip
+
+
+DIFFERENCE_HEADER = [
+    "board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant"
+]  # fmt: skip
+
+
+def difference_rows(board: Board) -> list[list[Cell]]:
+    names = board.leaderboard.systems
+    return [
+        [board.key, names[d.i], names[d.j], d.difference, d.low, d.high, d.p_value, d.p_adjusted,
+         d.significant]
+        for d in board.leaderboard.differences
+    ]  # fmt: skip
+
+
+AUDIT_HEADER = [
+    "judge", "family", "verdicts",
+    *(f"{check}_{col}" for check in AUDIT_CHECKS for col in SHARE_COLUMNS),
+    "reasked", "failed", "flagged", "problems", "cautions",
+]  # fmt: skip
+
+
+def audit_rows(audits: list[JudgeAudit]) -> list[list[Cell]]:
+    return [
+        [
+            a.judge, a.family, a.verdicts,
+            *(cell for check in AUDIT_CHECKS for cell in _share(getattr(a, check))),
+            a.counts.reasked, a.counts.failed, a.flagged, "; ".join(a.problems),
+            "; ".join(a.cautions),
+        ]
+        for a in audits
+    ]  # fmt: skip
+
+
+def agreement_files(report: AgreementReport | None) -> dict[str, str]:
+    """Agreement with humans and between judges, reliability and stability, one file each."""
+    if report is None or report.empty:
+        return {}
+    humans: list[tuple[str, Share | None]] = [
+        ("human majority vs LLM-ensemble majority", report.human_llm),
+        ("each human rater vs the majority of the others", report.inter_human),
+        ("human vs LLM on ambiguous pairs", report.ambiguous),
+        ("human vs LLM on clear pairs", report.clear),
+        *((f"LLM judge {j} vs human majority", r) for j, r in report.judge_vs_humans.items()),
+    ]
+    judges = [(f"{x} & {y}", r) for x, y, r in report.judge_pairs]
+    judges += [(" & ".join(t), r) for t, r in report.judge_triples]
+    reliability: list[list[Cell]] = [
+        [r.group, r.units, r.raters, r.kappa, r.kappa_units, r.alpha_nominal, r.alpha_ordinal,
+         *(r.axis_kappa.get(a) for a in AXES)]
+        for r in report.reliability
+    ]  # fmt: skip
+    stability: list[list[Cell]] = [
+        [s.group, s.subset_size, s.judges, s.draws, s.median, s.p05, s.minimum, s.same_top]
+        for s in report.stability
+    ]
+    reliability_header = [
+        "raters", "pairs", "n_raters", "fleiss_kappa", "kappa_pairs", "alpha_nominal",
+        "alpha_ordinal", *(f"kappa_{a}" for a in AXES),
+    ]  # fmt: skip
+    stability_header = [
+        "judges", "subset_size", "n_judges", "draws", "median_tau", "p05_tau", "min_tau",
+        "same_top",
+    ]  # fmt: skip
+    return {
+        "agreement-humans.csv": _csv(
+            ["what", *SHARE_COLUMNS], [[w, *_share(r)] for w, r in humans if r is not None]
+        ),
+        "agreement-judges.csv": _csv(
+            ["judges", *SHARE_COLUMNS], [[w, *_share(r)] for w, r in judges]
+        ),
+        "reliability.csv": _csv(reliability_header, reliability),
+        "stability.csv": _csv(stability_header, stability),
+    }
+
+
+def csv_files(facts: StudyFacts) -> dict[str, str]:
+    """Every CSV file of the report, by name."""
+    boards, differences = [], []
+    for board in facts.boards:
+        boards += board_rows(board)
+        differences += difference_rows(board)
+    return {
+        "leaderboard.csv": _csv(BOARD_HEADER, boards),
+        "differences.csv": _csv(DIFFERENCE_HEADER, differences),
+        "judge_audit.csv": _csv(AUDIT_HEADER, audit_rows(facts.audit)),
+        **agreement_files(facts.agreement),
+    }
