@@ -161,9 +161,7 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     items = ItemsSummary(stored) if stored else build_items(study, progress=progress)
     generation = generate(study, progress)
     judging = judge(study, progress)
-    return StudyRun(
-        items, generation, judging, report(study), seconds=time.perf_counter() - start
-    )
+    return StudyRun(items, generation, judging, report(study), seconds=time.perf_counter() - start)
 
 
 def dry_run(study: Study, stages: tuple[Stage, ...] = ("generate", "judge")) -> DryRun:

@@ -257,9 +257,7 @@ class _Writer:
 class Engine:
     """Runs a stage's calls under the study's engine settings, reporting to ``progress``."""
 
-    def __init__(
-        self, store: Store, spec: EngineSpec, progress: ProgressFn | None = None
-    ) -> None:
+    def __init__(self, store: Store, spec: EngineSpec, progress: ProgressFn | None = None) -> None:
         self.store = store
         self.spec = spec
         self.progress = progress

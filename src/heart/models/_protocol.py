@@ -53,7 +53,6 @@ class ChatRequest(BaseModel):
         )
 
 
-
 class ChatResponse(BaseModel):
     """A model's answer and what it cost in time and tokens."""
 

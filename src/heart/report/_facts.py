@@ -98,7 +98,5 @@ def gather_facts(study: Study) -> StudyFacts:
         families=families,
         boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
-        audit=audit_judges(
-            comparisons.by_source("llm"), verdict_counts(study.store), level
-        ),
+        audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
     )
