@@ -9,12 +9,23 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from heart import pipeline
 from heart.errors import ImportRefused
 from heart.release import export_bundle, import_bundle, import_table
-from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, open_store
+from heart.store import (
+    CompletionRow,
+    JudgeRow,
+    JudgmentRow,
+    LabelRow,
+    PairRow,
+    RaterRow,
+    Store,
+    open_store,
+)
+from heart.study import create_study, open_study
 from heart.types import sha256_hex
 
-from .rows import seed_study
+from .rows import Verdict, seed_study, seed_verdicts
 
 
 def _study(store: Store, root: Path) -> None:
@@ -146,3 +157,81 @@ def test_a_bundle_from_before_a_new_column_imports_with_its_default(
         row = s.get(JudgmentRow, "jd1")
         assert row is not None and row.refused == [] and row.winner == "a"
     fresh.close()
+
+
+def _people_study(root: Path) -> None:
+    """A study with LLM and human verdicts, three raters (one excluded) and strategy labels."""
+    create_study(root, demo=True)
+    store = open_store(f"sqlite:///{root / 'heart.db'}")
+    rank = ["m1", "human/r1", "m2"]
+    verdicts = [
+        Verdict(i, rank[x], rank[y], judge, "b" if (i + x + n) % 4 == 0 else "a", 1 + n % 2)
+        for i in range(6)
+        for x in range(3)
+        for y in range(x + 1, 3)
+        for n, judge in enumerate(["g1", "g2", "r1", "r2", "r3"])
+    ]
+    # the excluded rater always picks the other reply: counted, it would change the board
+    verdicts += [Verdict(i, "m1", "m2", "r3", "b", 2, order="ba") for i in range(6)]
+    seed_verdicts(store, verdicts, sources={r: "human" for r in ("r1", "r2", "r3")})
+    with store.session() as s:
+        for rater in ("r1", "r2", "r3"):
+            s.add(RaterRow(id=rater, token_hash=sha256_hex(rater), meta={"entry": "invite"},
+                           excluded_reason="failed 2 of 3 checks" if rater == "r3" else None,
+                           created_at="x"))  # fmt: skip
+        s.flush()
+        for i in range(6):
+            for rater, strategies in (("r1", ["Affirmation"]), ("r2", ["Offer Hope", "Chit Chat"])):
+                s.add(LabelRow(id=f"lb-{i}-{rater}", completion_id=f"cp-{i}-m1", rater_id=rater,
+                               strategies=strategies, created_at="x"))  # fmt: skip
+    store.close()
+
+
+def _figures(root: Path) -> tuple[object, ...]:
+    from heart.report import gather_facts
+
+    with open_study(root) as study:
+        facts = gather_facts(study)
+        with study.store.session() as s:
+            labels = sorted(
+                (r.completion_id, r.rater_id, tuple(r.strategies))
+                for r in s.scalars(select(LabelRow))
+            )
+            raters = sorted((r.id, r.excluded_reason) for r in s.scalars(select(RaterRow)))
+    boards = [(b.key, b.leaderboard.standings, b.best_human) for b in facts.boards]
+    return boards, facts.agreement, labels, raters
+
+
+def test_a_bundle_carries_raters_and_labels_and_reproduces_every_figure(tmp_path: Path) -> None:
+    _people_study(tmp_path / "study")
+    bundle, fresh = tmp_path / "bundle", tmp_path / "fresh"
+    with open_study(tmp_path / "study") as study:
+        rows = pipeline.export(study, bundle)
+    assert rows["raters.jsonl"] == 3 and rows["strategy_labels.jsonl"] == 12
+    # pseudonymous ids and exclusion reasons only: no token hashes, no entry metadata
+    raters = [json.loads(line) for line in (bundle / "raters.jsonl").read_text().splitlines()]
+    assert {tuple(sorted(r)) for r in raters} == {("created_at", "excluded_reason", "id")}
+    assert "token_hash" not in (bundle / "raters.jsonl").read_text()
+
+    pipeline.import_into(fresh, bundle)
+    original, copied = _figures(tmp_path / "study"), _figures(fresh)
+    assert repr(copied) == repr(original)  # NaN (no axis data) compares equal only in print
+    _, agreement, labels, excluded = copied
+    assert len(labels) == 12 and ("r3", "failed 2 of 3 checks") in excluded
+    assert agreement is not None and agreement.inter_human is not None
+
+
+def test_a_bundle_written_before_raters_and_labels_still_imports(tmp_path: Path) -> None:
+    _people_study(tmp_path / "study")
+    bundle = tmp_path / "bundle"
+    with open_study(tmp_path / "study") as study:
+        pipeline.export(study, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    for name in ("raters.jsonl", "strategy_labels.jsonl"):
+        (bundle / name).unlink()
+        del manifest["files"][name]
+    manifest["version"] = 1
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    summary = pipeline.import_into(tmp_path / "fresh", bundle)
+    assert summary.added["judgments.jsonl"] == 6 * 3 * 5 + 6
+    assert "raters.jsonl" not in summary.added

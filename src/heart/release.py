@@ -23,8 +23,10 @@ from heart.store import (
     ItemRow,
     JudgeRow,
     JudgmentRow,
+    LabelRow,
     PairRow,
     PromptRow,
+    RaterRow,
     ScreeningRow,
     Store,
     SystemRow,
@@ -33,13 +35,15 @@ from heart.store import (
 from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
 
 BUNDLE_FORMAT = "heart-bundle"
-BUNDLE_VERSION = 1
+BUNDLE_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 had no raters and no strategy labels
 MANIFEST = "manifest.json"
 
 # Export order is dependency order, so an import can insert file by file.
 TABLES: list[tuple[str, type[Base]]] = [
     ("systems.jsonl", SystemRow),
     ("judges.jsonl", JudgeRow),
+    ("raters.jsonl", RaterRow),
     ("prompts.jsonl", PromptRow),
     ("conversations.jsonl", ConversationRow),
     ("items.jsonl", ItemRow),
@@ -47,7 +51,14 @@ TABLES: list[tuple[str, type[Base]]] = [
     ("completions.jsonl", CompletionRow),
     ("pairs.jsonl", PairRow),
     ("judgments.jsonl", JudgmentRow),
+    ("strategy_labels.jsonl", LabelRow),
 ]
+
+PRIVATE_COLUMNS: dict[type[Base], frozenset[str]] = {
+    RaterRow: frozenset({"token_hash", "meta"}),
+}
+"""Columns that never leave the study: a rater's invite-token hash and entry metadata. A bundle
+carries raters only as pseudonymous ids with their exclusion reason."""
 
 # (file, column) -> (file whose rows it references, the referenced key column)
 REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
@@ -60,11 +71,15 @@ REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
     ("pairs.jsonl", "b_id"): ("completions.jsonl", "id"),
     ("judgments.jsonl", "pair_id"): ("pairs.jsonl", "id"),
     ("judgments.jsonl", "judge"): ("judges.jsonl", "name"),
+    ("strategy_labels.jsonl", "completion_id"): ("completions.jsonl", "id"),
+    ("strategy_labels.jsonl", "rater_id"): ("raters.jsonl", "id"),
 }
 
 
 def _columns(model: type[Base]) -> list[str]:
-    return [str(c.key) for c in inspect(model).columns]
+    """The columns a bundle carries for ``model``'s table."""
+    private = PRIVATE_COLUMNS.get(model, frozenset())
+    return [str(c.key) for c in inspect(model).columns if c.key not in private]
 
 
 def _key_columns(model: type[Base]) -> list[str]:
@@ -82,7 +97,8 @@ def _line(record: dict[str, Any]) -> str:
 def export_bundle(store: Store, study_root: Path, out: Path) -> dict[str, Any]:
     """Write every table as sorted JSON Lines plus the study file and a sha256 manifest.
 
-    Contributors appear only by their pseudonymous ids; raters' tokens and metadata stay home.
+    Contributors and raters appear only by their pseudonymous ids (raters with their exclusion
+    reason); invite-token hashes and entry metadata stay home.
     """
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, dict[str, Any]] = {}
@@ -131,7 +147,7 @@ def read_bundle(bundle: Path) -> tuple[str, dict[str, list[tuple[int, dict[str, 
     if not manifest_path.is_file():
         raise ImportRefused(f"{bundle}: no {MANIFEST}; is this a folder written by `heart export`?")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if manifest.get("format") != BUNDLE_FORMAT or manifest.get("version") != BUNDLE_VERSION:
+    if manifest.get("format") != BUNDLE_FORMAT or manifest.get("version") not in READABLE_VERSIONS:
         raise ImportRefused(
             f"{manifest_path}: format {manifest.get('format')!r} version "
             f"{manifest.get('version')!r} is not a heart bundle this version reads"
