@@ -63,7 +63,8 @@ def test_the_admin_sees_progress_and_quality(web_study: MakeStudy) -> None:
     assert _row(page.text, "progress", "judge") == ["judge", "30", "1", "0", "29"]
     assert _row(page.text, "progress", "label") == ["label", "4", "1", "0", "3"]
     assert "judge (checks)" not in page.text
-    assert _row(page.text, "quality", rater)[:5] == [rater, "invite", "1", "1", "1"]
+    quality = _row(page.text, "quality", rater)
+    assert quality[:5] == [rater, "invite", "1", "1", "1"] and quality[-2] == "1"  # counted
 
 
 def test_failing_checks_shows_as_an_exclusion(web_study: MakeStudy) -> None:
@@ -82,12 +83,13 @@ def test_failing_checks_shows_as_an_exclusion(web_study: MakeStudy) -> None:
     assert _row(page, "progress", "judge") == ["judge", "3", "0", "0", "3"]
     assert _row(page, "progress", "judge (checks)") == ["judge (checks)", "3", "1", "0", "2"]
     row = _row(page, "quality", rater)
-    assert row[-1] == "failed 1 of 1 quality checks"
+    assert row[-2:] == ["0", "failed 1 of 1 quality checks"]  # no verdict of theirs counts
     with study.store.session() as s:
         assert s.get(RaterRow, rater).excluded_reason == "failed 1 of 1 quality checks"
     judgments = admin.get("/admin/export/judgments.jsonl").text.splitlines()
     assert len(judgments) == 1  # their verdict is kept, marked with the reason
     assert {json.loads(line)["excluded"] for line in judgments} == {row[-1]}
+    assert {json.loads(line)["counted"] for line in judgments} == {False}
 
 
 def test_exports_hold_only_people_work_by_rater_id(web_study: MakeStudy) -> None:

@@ -11,7 +11,7 @@ median absolute deviation) are flagged for a look, not excluded.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.orm import Session
 
 from heart.people._tasks import JUDGE
-from heart.store import RaterRow, Store, TaskRow
+from heart.store import JudgmentRow, RaterRow, Store, TaskRow, counted_judgment
 
 OUTLIER_Z = 3.5
 MAD_TO_SD = 1.4826  # MAD of a normal distribution times this is its standard deviation
@@ -35,6 +35,7 @@ class RaterQuality:
     odd_times: int
     median_seconds: float
     excluded: str | None
+    counted: int = 0  # verdicts the analyses count (none once excluded)
 
 
 def exclusion_reason(checks: int, failed: int) -> str | None:
@@ -105,7 +106,8 @@ def review_quality(store: Store) -> list[RaterQuality]:
             ):
                 odd[rater] += flagged
         out = []
-        for person in session.scalars(select(RaterRow).order_by(RaterRow.id)):
+        people = list(session.scalars(select(RaterRow).order_by(RaterRow.id)))
+        for person in people:
             mine = by_rater[person.id]
             checks = [r for r in mine if r.check]
             failed = sum(1 for r in checks if r.passed is False)
@@ -125,4 +127,12 @@ def review_quality(store: Store) -> list[RaterQuality]:
                     excluded=person.excluded_reason,
                 )
             )  # fmt: skip
-    return out
+        session.flush()
+        counted = dict(
+            session.execute(
+                select(JudgmentRow.judge, func.count())
+                .where(counted_judgment())
+                .group_by(JudgmentRow.judge)
+            ).all()
+        )
+    return [replace(q, counted=int(counted.get(q.rater, 0))) for q in out]

@@ -1,6 +1,7 @@
 """What people produced, as rows for the admin's CSV and JSON Lines downloads: completions of
-the human system, judgments by human raters, strategy labels. People appear only by their
-pseudonymous rater ids, with the reason if quality control excluded them."""
+the human system, judgments by human raters (each marked whether the analyses count it),
+strategy labels. People appear only by their pseudonymous rater ids, with the reason if quality
+control excluded them."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from heart.store import (
     PairRow,
     RaterRow,
     Store,
+    counted_judgment,
 )
 from heart.types import JudgeSource, Status
 
@@ -65,20 +67,21 @@ def _judgments(store: Store) -> list[dict[str, Any]]:
         rows = s.execute(
             select(JudgmentRow.id, JudgmentRow.pair_id, PairRow.item_id, JudgmentRow.judge,
                    JudgmentRow.order, JudgmentRow.winner, JudgmentRow.strength,
-                   JudgmentRow.raw, JudgmentRow.rationale, JudgmentRow.created_at)
+                   JudgmentRow.raw, JudgmentRow.rationale, JudgmentRow.created_at,
+                   counted_judgment())
             .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
             .join(PairRow, PairRow.id == JudgmentRow.pair_id)
             .where(JudgeRow.source == JudgeSource.HUMAN)
             .order_by(JudgmentRow.created_at, JudgmentRow.id)
         ).all()  # fmt: skip
     out = []
-    for jid, pair, item, rater, order, winner, strength, raw, rationale, created in rows:
+    for jid, pair, item, rater, order, winner, strength, raw, rationale, created, counted in rows:
         answer = _answer(raw)
         out.append(
             {"id": jid, "pair_id": pair, "item_id": item, "rater": rater, "order": order,
              "winner": winner, "strength": strength, "choice": answer.get("choice", ""),
              "checklist": answer.get("checklist", []), "rationale": rationale,
-             "created_at": created}
+             "created_at": created, "counted": bool(counted)}
         )  # fmt: skip
     return out
 
@@ -139,7 +142,7 @@ def to_jsonl(rows: list[dict[str, Any]]) -> str:
 COLUMNS = {
     "completions": ["id", "item_id", "rater", "text", "created_at", "excluded"],
     "judgments": ["id", "pair_id", "item_id", "rater", "order", "winner", "strength", "choice",
-                  "checklist", "rationale", "created_at", "excluded"],
+                  "checklist", "rationale", "created_at", "counted", "excluded"],
     "labels": ["id", "completion_id", "item_id", "rater", "strategies", "created_at",
                "excluded"],
 }  # fmt: skip
