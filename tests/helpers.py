@@ -66,3 +66,23 @@ def attentive_choice(page: str) -> str | None:
         if where >= 0:
             return first if where < second else other
     return None
+
+
+def rewrite_study(
+    root: Path,
+    systems: list[str],
+    judges: list[str] | None = None,
+    rest: str = "",
+    items: int | None = None,
+) -> None:
+    """Keep a demo study's head (name, seed, items) and give it these systems and judges (one
+    YAML flow mapping each) and ``rest`` (more top-level settings); ``items`` sets the number
+    of regular items."""
+    path = root / "study.yaml"
+    head = path.read_text(encoding="utf-8").split("systems:\n", 1)[0]
+    if items is not None:
+        head = head.replace("regular: 12", f"regular: {items}")
+    text = f"{head}systems:\n" + "".join(f"  - {s}\n" for s in systems)
+    if judges:
+        text += "judges:\n" + "".join(f"  - {j}\n" for j in judges)
+    path.write_text(text + rest, encoding="utf-8")

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from .fakes.fault_server import FaultServer, last_user_text
-from .helpers import heart
+from .helpers import heart, rewrite_study
 
 N_ITEMS = 4
 ANSWER_S = 0.15  # each answer takes this long, one at a time
@@ -67,16 +67,17 @@ def _count(db: Path, table: str) -> int:
 
 def _new_study(root: Path, server: FaultServer) -> Path:
     heart("init", root, "--demo")
-    head = (root / "study.yaml").read_text().split("systems:\n", 1)[0]
-    head = head.replace("regular: 12", f"regular: {N_ITEMS}")
     model = f"{{provider: openai, base_url: '{server.openai_base_url}', model: local}}"
-    (root / "study.yaml").write_text(
-        f"{head}systems:\n"
-        f"  - {{name: model-a, kind: model, family: a, model: {model}}}\n"
-        f"  - {{name: model-b, kind: model, family: b, model: {model}}}\n"
-        "  - {name: esconv-original, kind: dataset, family: dataset}\n"
-        f"judges:\n  - {{name: judge, family: j, model: {model}}}\n"
-        "engine: {providers: {openai: {concurrency: 1}}}\n"
+    rewrite_study(
+        root,
+        [
+            f"{{name: model-a, kind: model, family: a, model: {model}}}",
+            f"{{name: model-b, kind: model, family: b, model: {model}}}",
+            "{name: esconv-original, kind: dataset, family: dataset}",
+        ],
+        [f"{{name: judge, family: j, model: {model}}}"],
+        "engine: {providers: {openai: {concurrency: 1}}}\n",
+        items=N_ITEMS,
     )
     return root
 

@@ -13,12 +13,14 @@ import pytest
 from sqlalchemy import select, update
 
 from heart import pipeline
+from heart.generate import plan_generation
 from heart.ids import Presentation
-from heart.store import CompletionRow, JudgmentRow, PairRow
+from heart.store import CallRow, CompletionRow, JudgmentRow, PairRow
 from heart.study import create_study, open_study
-from heart.types import Order, Status
+from heart.types import Order, Status, canonical_json, sha256_hex
 
 from ..fakes.fault_server import FaultServer, RequestRecord, last_user_text
+from ..helpers import rewrite_study
 
 SERVERS = ("one", "two")
 N_ITEMS = 6
@@ -54,19 +56,19 @@ def _model(server: FaultServer) -> str:
 
 def _study(root: Path, servers: dict[str, FaultServer], engine: str = "") -> Path:
     create_study(root, demo=True)
-    head = (root / "study.yaml").read_text().split("systems:\n", 1)[0]
-    head = head.replace("regular: 12", f"regular: {N_ITEMS}")
-    systems = "".join(
-        f"  - {{name: sys-{n}, kind: model, family: fam-{n}, model: {_model(s)}}}\n"
-        for n, s in servers.items()
-    )
-    judges = "".join(
-        f"  - {{name: judge-{n}, family: judges-{n}, model: {_model(s)}}}\n"
-        for n, s in servers.items()
-    )
-    (root / "study.yaml").write_text(
-        f"{head}systems:\n{systems}  - {{name: esconv-original, kind: dataset, family: dataset}}\n"
-        f"judges:\n{judges}pairs: {{design: all}}\n{engine}"
+    rewrite_study(
+        root,
+        [
+            f"{{name: sys-{n}, kind: model, family: fam-{n}, model: {_model(s)}}}"
+            for n, s in servers.items()
+        ]
+        + ["{name: esconv-original, kind: dataset, family: dataset}"],
+        [
+            f"{{name: judge-{n}, family: judges-{n}, model: {_model(s)}}}"
+            for n, s in servers.items()
+        ],
+        "pairs: {design: all}\n" + engine,
+        items=N_ITEMS,
     )
     return root
 
@@ -159,3 +161,36 @@ def test_endpoints_have_their_own_slots_and_their_own_limits(
     assert _overlaps(_calls(two)) == 0
     both = sorted([*_calls(one), *_calls(two)], key=lambda r: r.start)
     assert _overlaps(both) > _overlaps(_calls(one))
+
+
+def test_answers_cached_under_a_key_of_the_previous_version_are_never_served(
+    servers: dict[str, FaultServer], tmp_path: Path
+) -> None:
+    root = _study(tmp_path / "s", {"one": servers["one"]})
+    with open_study(root) as study:
+        pipeline.build_items(study)
+        pipeline.generate(study)
+        with study.store.session() as s:
+            s.execute(
+                update(CompletionRow)
+                .where(CompletionRow.system == "sys-one")
+                .values(status=Status.FAILED, text="")
+            )
+        calls = plan_generation(study).calls
+        assert len(calls) == N_ITEMS
+        with study.store.session() as s:  # each answer as a release before version 2 keyed it
+            for call in calls:
+                request = call.request.model_dump(mode="json", exclude={"stream"})
+                old = {"provider": "openai", "model": "local", "request": request}
+                s.execute(
+                    update(CallRow)
+                    .where(CallRow.hash == call.key)
+                    .values(hash=sha256_hex(canonical_json(old)), endpoint=None)
+                )
+    asked = len(_calls(servers["one"]))
+    with open_study(root) as study:  # the study opens and reruns; nothing old is served
+        again = pipeline.generate(study)
+    assert again.model_calls.cached == 0 and again.model_calls.calls == N_ITEMS
+    assert len(_calls(servers["one"])) == asked + N_ITEMS
+    texts, _ = _stored(root)
+    assert all(t.startswith("Reply from server one:") for s, t in texts.values() if s == "sys-one")

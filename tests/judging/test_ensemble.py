@@ -20,7 +20,7 @@ from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, SystemRow
 from heart.study import Study, open_study
 
 from ..fakes.fault_server import FaultServer, RequestRecord, conversation, last_user_text
-from ..helpers import heart, set_items
+from ..helpers import heart, rewrite_study, set_items
 
 # each model's replies carry its own word, so a judge request shows whose replies it holds
 WORDS = {"m-amber": "amber", "m-birch": "birch", "m-cedar": "cedar", "m-delta": "delta"}
@@ -81,21 +81,20 @@ def _model(server: FaultServer, name: str) -> str:
 def _write_study(
     root: Path, server: FaultServer, extra_system: bool = False, **judging: Any
 ) -> None:
-    text = (root / "study.yaml").read_text()
-    head = text.split("systems:\n", 1)[0]
     models = {**FAMILIES, **({"m-elm": "mistral"} if extra_system else {})}
-    systems = "".join(
-        f"  - {{name: {name}, kind: model, family: {family}, model: {_model(server, name)}}}\n"
-        for name, family in models.items()
-    )
-    judges = "".join(
-        f"  - {{name: {name}, family: {family}, model: {_model(server, name)}}}\n"
-        for name, family in JUDGES.items()
-    )
     settings = ", ".join(f"{k}: {v}" for k, v in judging.items())
-    (root / "study.yaml").write_text(
-        f"{head}systems:\n{systems}judges:\n{judges}judging: {{{settings}}}\n"
-        "engine: {providers: {openai: {concurrency: 8, max_retries: 2, timeout_s: 5}}}\n"
+    rewrite_study(
+        root,
+        [
+            f"{{name: {name}, kind: model, family: {family}, model: {_model(server, name)}}}"
+            for name, family in models.items()
+        ],
+        [
+            f"{{name: {name}, family: {family}, model: {_model(server, name)}}}"
+            for name, family in JUDGES.items()
+        ],
+        f"judging: {{{settings}}}\n"
+        "engine: {providers: {openai: {concurrency: 8, max_retries: 2, timeout_s: 5}}}\n",
     )
 
 

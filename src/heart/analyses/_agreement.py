@@ -30,7 +30,7 @@ from heart.stats import (
     krippendorff_alpha,
     win_matrix,
 )
-from heart.types import Axis
+from heart.types import Axis, JudgeSource
 
 A, B, NONE = 0, 1, 2
 CLEAR_CONSENSUS = 0.75
@@ -125,7 +125,7 @@ class _Tally:
         return Share(int(self.hits.sum()), int(self.totals.sum()), low, high)
 
 
-def _group(comparisons: Comparisons, source: str) -> set[int]:
+def _group(comparisons: Comparisons, source: JudgeSource) -> set[int]:
     return {j for j, s in enumerate(comparisons.judge_sources) if s == source}
 
 
@@ -325,7 +325,8 @@ def analyse_agreement(
 ) -> AgreementReport:
     """Every agreement figure the verdicts in ``comparisons`` (both sources) support."""
     votes = _Votes(comparisons)
-    humans, llms = _group(comparisons, "human"), _group(comparisons, "llm")
+    humans = _group(comparisons, JudgeSource.HUMAN)
+    llms = _group(comparisons, JudgeSource.LLM)
     args = (rounds, seed, level)
     human_llm, ambiguous, clear, per_judge = _human_llm(
         votes, humans, llms, comparisons.judges, args

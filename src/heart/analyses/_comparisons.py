@@ -19,9 +19,9 @@ from heart.store import (
     SystemRow,
     counted_judgment,
 )
-from heart.types import Axis
+from heart.types import Axis, Side
 
-AXIS_CODES = {"a": 0, "b": 1, "tie": 2, "none": 2}
+AXIS_CODES = {Side.A: 0, Side.B: 1, Side.TIE: 2, Side.NONE: 2}
 Source = Literal["llm", "human", "all"]
 Ints = npt.NDArray[np.int64]
 
@@ -223,7 +223,8 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
     n_axes, at = len(Axis), 4
     axis_outcome = np.asarray(
-        [AXIS_CODES[cell or "none"] for r in rows for cell in r[at : at + n_axes]], dtype=np.int64
+        [AXIS_CODES[cell or Side.NONE] for r in rows for cell in r[at : at + n_axes]],
+        dtype=np.int64,
     ).reshape(n, n_axes)
     axis_strength = np.asarray(
         [cell or 0 for r in rows for cell in r[at + n_axes : at + 2 * n_axes]], dtype=np.float64
