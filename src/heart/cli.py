@@ -221,7 +221,9 @@ def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> N
 DryRunOption = Annotated[
     bool,
     typer.Option(
-        "--dry-run", help="Print the calls, tokens and cost this would spend; call nothing."
+        "--dry-run",
+        help="Print the calls, tokens and cost this would spend, per endpoint and model; "
+        "call nothing.",
     ),
 ]
 
@@ -412,7 +414,10 @@ def export(
     out: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
     study: StudyOption = Path("."),
 ) -> None:
-    """Write the study as a bundle: JSON Lines per table, the study file, a sha256 manifest."""
+    """Write the study as a bundle: JSON Lines per table, the study file, a sha256 manifest.
+
+    People appear by pseudonymous ids only (raters with their exclusion reason); invite-token
+    hashes and entry metadata stay in the study."""
     from heart.pipeline import export
 
     with _study(study) as s:
