@@ -25,6 +25,13 @@ def require_chromium() -> None:
         pytest.skip("chromium is not installed (scripts/chromium-up.sh installs it)")
 
 
+_BASE_ENV = {"PATH": "/usr/bin:/bin"} | {
+    name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ
+}
+"""What a `heart` subprocess inherits: a plain PATH, and PYTHONPATH so that a checkout run with
+its own sources on the path tests those sources, not the installed ones."""
+
+
 def heart(
     *args: str | Path,
     check: bool = True,
@@ -37,7 +44,7 @@ def heart(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **(env or {})},
+        env={**_BASE_ENV, "COLUMNS": "200", "HOME": str(Path.home()), **(env or {})},
     )
     if check and result.returncode != 0:
         raise AssertionError(
