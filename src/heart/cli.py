@@ -505,18 +505,18 @@ def raters_invite(
 
 @raters_app.command("list")
 def raters_list(study: StudyOption = Path(".")) -> None:
-    """List raters: how they came in, tasks done, checks failed, and any exclusion."""
+    """List raters: how they came in, tasks done, checks failed, verdicts counted, exclusion."""
     from heart.people import KINDS, review_quality
 
     with _study(study) as s:
         people = review_quality(s.store)
     table = Table()
-    for col in ("rater", "entry", *KINDS, "checks failed", "excluded"):
+    for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "excluded"):
         table.add_column(col)
     for q in people:
         table.add_row(
             q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
-            f"{q.failed} of {q.checks}", q.excluded or "",
+            f"{q.failed} of {q.checks}", str(q.counted), q.excluded or "",
         )  # fmt: skip
     console.print(table)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit, urlunsplit
 
+from heart.errors import ConfigError
+
 IN_PROCESS = "in-process"
 """The endpoint of the embedded model, which runs inside heart's own process."""
 
@@ -21,6 +23,7 @@ BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 way, so the endpoint it names is the one the SDK calls."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_LENGTH = 300  # the store keeps an endpoint in 300 characters
 
 
 class BadBaseUrl(ValueError):
@@ -35,6 +38,13 @@ def normalise_base_url(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
         raise BadBaseUrl(f"{url!r} is not an http(s) URL like http://127.0.0.1:8000/v1")
+    if parts.username is not None or parts.password is not None:
+        raise BadBaseUrl(
+            "a base URL must not hold a user name or password; put the key in the variable "
+            "that api_key_env names"
+        )
+    if len(text) > MAX_LENGTH:
+        raise BadBaseUrl(f"a base URL may be at most {MAX_LENGTH} characters, not {len(text)}")
     try:
         port = parts.port
     except ValueError:
@@ -53,5 +63,11 @@ def endpoint_of(provider: str, base_url: str | None) -> str:
     else the provider's public API; the embedded model runs in-process."""
     if provider == "embedded":
         return IN_PROCESS
-    given = base_url or os.environ.get(BASE_URL_ENV.get(provider, ""), "")
-    return normalise_base_url(given or DEFAULT_BASE_URLS[provider])
+    if base_url:
+        return normalise_base_url(base_url)
+    variable = BASE_URL_ENV[provider]
+    given = os.environ.get(variable, "")
+    try:
+        return normalise_base_url(given or DEFAULT_BASE_URLS[provider])
+    except BadBaseUrl as exc:
+        raise ConfigError(f"the environment variable {variable}: {exc}; fix or unset it") from None

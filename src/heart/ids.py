@@ -60,6 +60,9 @@ class Presentation:
     b: str
     order: Order
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", Order(self.order))  # as read from the store: a str
+
     @classmethod
     def of(cls, a: str, b: str, first: str) -> Presentation:
         """The presentation of pair (a, b) in which ``first`` was shown first."""

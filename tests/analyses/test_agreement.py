@@ -153,3 +153,21 @@ def test_a_judge_whose_verdict_flips_with_the_order_abstains_in_alpha(store: Sto
     )
     [(_, _, rate)] = report.judge_pairs  # only pairs 1 and 2 have a vote from both
     assert (rate.hits, rate.n) == (1, 2)
+
+
+def test_axis_kappa_counts_only_the_verdicts_that_judged_the_axis(store: Store) -> None:
+    """g1 and g2 judge the H axis like their overall votes; g3 (imported, no axes) abstains on
+    H instead of counting as a tie."""
+    verdicts = []
+    for i, (a, b) in enumerate(PAIRS):
+        for judge, vote in zip(LLMS, LLM_VOTES[i], strict=True):
+            axes = {} if judge == "g3" else {"H": {"winner": vote, "strength": 3}}
+            verdicts.append(Verdict(i, a, b, judge, vote, 3, axes=axes))
+    seed_verdicts(store, verdicts)
+    report = analyse_agreement(load_comparisons(store, source="all"), rounds=50, seed=1)
+    (llms,) = [r for r in report.reliability if r.group != "human raters"]
+    code = {"a": 0, "b": 2}
+    labels = np.array([[code[v] for v in votes[:2]] for votes in LLM_VOTES])  # g1 and g2 only
+    table, _ = aggregate_raters(labels, n_cat=3)
+    assert llms.axis_kappa["H"] == pytest.approx(fleiss_kappa(table, method="fleiss"), abs=1e-12)
+    assert set(llms.axis_kappa) == {"H"}

@@ -67,6 +67,7 @@ def test_the_key_is_the_hash_of_a_versioned_identity() -> None:
         "endpoint": "http://127.0.0.1:8000/v1",
         "model": "local",
         "output": None,
+        "context": None,
         "request": REQUEST.model_dump(mode="json", exclude={"stream"}),
     }
     assert CALL_KEY_VERSION == 2
@@ -125,3 +126,25 @@ engine:
             "name: s\nsystems: [{name: x, kind: model, family: d, "
             "model: {provider: openai, base_url: 'localhost:8000'}}]\n"
         )
+
+
+def test_a_base_url_with_credentials_or_too_long_is_refused() -> None:
+    with pytest.raises(BadBaseUrl, match="user name or password"):
+        normalise_base_url("http://user:secret@127.0.0.1:8000/v1")
+    with pytest.raises(BadBaseUrl, match="at most 300 characters"):
+        normalise_base_url("http://h/" + "v" * 300)
+
+
+def test_a_bad_base_url_in_the_environment_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:8000")
+    with pytest.raises(ConfigError, match=r"the environment variable OPENAI_BASE_URL: .*unset it"):
+        endpoint_of("openai", None)
+
+
+def test_the_embedded_models_context_window_is_part_of_its_key() -> None:
+    from heart.models.embedded import EmbeddedModel
+
+    small, large = EmbeddedModel("smollm2", n_ctx=2048), EmbeddedModel("smollm2", n_ctx=4096)
+    assert call_key(small, REQUEST) != call_key(large, REQUEST)  # nothing is loaded to say so

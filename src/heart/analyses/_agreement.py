@@ -202,16 +202,24 @@ def _between_judges(
 
 
 def _rating_matrix(
-    comparisons: Comparisons, judges: list[int], values: npt.NDArray[np.float64], *, agree: bool
+    comparisons: Comparisons,
+    judges: list[int],
+    values: npt.NDArray[np.float64],
+    *,
+    agree: bool,
+    only: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """(judges, pairs): each judge's value for each pair, NaN where it gave none. A judge that
-    gave several (both orders) gets their mean, or with ``agree`` NaN unless they are equal."""
+    """(judges, pairs): each judge's value for each pair (of the ``only`` rows, if given), NaN
+    where it gave none. A judge that gave several (both orders) gets their mean, or with
+    ``agree`` NaN unless they are equal."""
     column = {j: i for i, j in enumerate(judges)}
     n_pairs = int(comparisons.pair.max()) + 1 if len(comparisons) else 0
     shape = (len(judges), n_pairs)
     total, count = np.zeros(shape), np.zeros(shape)
     low, high = np.full(shape, np.inf), np.full(shape, -np.inf)
     rows = np.isin(comparisons.judge, judges)
+    if only is not None:
+        rows &= only
     cell = (
         np.asarray([column[j] for j in comparisons.judge[rows].tolist()], dtype=np.int64),
         comparisons.pair[rows],
@@ -261,7 +269,8 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
         if not np.any(mine & comparisons.axis_given[:, i]):
             continue  # this group gave no axis verdicts
         axis_votes = np.select([outcome == 0, outcome == 1], [0.0, 2.0], 1.0)
-        matrix = _rating_matrix(comparisons, judges, axis_votes, agree=True)
+        given = comparisons.axis_given[:, i]  # verdicts that did not judge the axis abstain
+        matrix = _rating_matrix(comparisons, judges, axis_votes, agree=True, only=given)
         axis_kappa[axis.value] = _kappa(matrix)[0]
     return Reliability(
         group=name,

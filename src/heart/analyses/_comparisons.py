@@ -19,7 +19,7 @@ from heart.store import (
     SystemRow,
     counted_judgment,
 )
-from heart.types import Axis, Side
+from heart.types import Axis, Order, Side
 
 AXIS_CODES = {Side.A: 0, Side.B: 1, Side.TIE: 2, Side.NONE: 2}
 Source = Literal["llm", "human", "all"]
@@ -220,7 +220,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         return np.asarray(values, dtype=np.int64).reshape(n)
 
     outcome = ints([AXIS_CODES[r.winner] for r in rows])
-    order_ab = np.asarray([r.order == "ab" for r in rows], dtype=bool).reshape(n)
+    order_ab = np.asarray([r.order == Order.AB for r in rows], dtype=bool).reshape(n)
     n_axes, at = len(Axis), 4
     axis_outcome = np.asarray(
         [AXIS_CODES[cell or Side.NONE] for r in rows for cell in r[at : at + n_axes]],

@@ -95,7 +95,9 @@ class RunSummary:
 @dataclass(frozen=True)
 class Progress:
     """Where a stage's calls stand: ``done`` of ``total`` recorded, ``fresh`` of them answered
-    by a model in this run (the rest from the cache), and what those cost."""
+    by a model in this run (the rest from the cache), and what those cost. The engine reports
+    on the thread that runs it, once at the start, after every stored batch, and once
+    ``finished``."""
 
     stage: str
     done: int
@@ -189,7 +191,8 @@ _Result = tuple[Call, ChatResponse | None, str | None, tuple[str, ChatResponse] 
 
 class _Writer:
     """Records results in batches: they collect on the event loop and one worker-thread call
-    writes each batch, so the loop is not interrupted by a thread hand-off per result."""
+    writes each batch, so the loop is not interrupted by a thread hand-off per result. The
+    summary and ``on_done`` are updated back on the event loop."""
 
     WINDOW_S = 0.1  # the longest a result waits before its batch is written
 
@@ -222,11 +225,18 @@ class _Writer:
                 await asyncio.wait_for(self.closing.wait(), self.WINDOW_S)
             if self.pending:
                 batch, self.pending = self.pending, []
-                await asyncio.to_thread(self._write, batch)
+                failures = await asyncio.to_thread(self._write, batch)
+                for failure in failures:
+                    self.summary.calls += 1
+                    if failure is not None:
+                        self.summary.failed += 1
+                        self.summary.errors.append(failure)
+                self.on_done(len(failures))
             if self.closing.is_set() and not self.pending:
                 return
 
-    def _write(self, results: list[_Result]) -> None:
+    def _write(self, results: list[_Result]) -> list[str | None]:
+        """Store a batch in one transaction; returns each result's failure (None: used)."""
         stamp = now_iso()
         with self.store.session() as session:
             failures = [
@@ -246,12 +256,7 @@ class _Writer:
             }
             if answers:
                 session.execute(insert(CallRow), list(answers.values()))
-        for failure in failures:
-            self.summary.calls += 1
-            if failure is not None:
-                self.summary.failed += 1
-                self.summary.errors.append(failure)
-        self.on_done(len(failures))
+        return failures
 
 
 class Engine:
@@ -280,13 +285,23 @@ class Engine:
         budget = self.spec.budget_usd
         committed = 0.0  # spent plus reserved for calls in flight
         total = len(ordered)
+        progress = self.progress
+        broken: list[Exception] = []
 
         def report(finished: bool = False) -> None:
-            if self.progress is not None:
-                self.progress(
+            """Tell the callback (on the event loop's thread); one that fails is not called
+            again, and its error is raised once every answer is stored."""
+            nonlocal progress
+            if progress is None:
+                return
+            try:
+                progress(
                     Progress(label, summary.calls, total, summary.calls - summary.cached,
                              summary.tokens_in + summary.tokens_out, summary.cost_usd, finished)
                 )  # fmt: skip
+            except Exception as exc:
+                progress = None
+                broken.append(exc)
 
         async def ask(call: Call, request: ChatRequest) -> tuple[ChatResponse | None, str | None]:
             """One request under its endpoint's limits, retry policy and the budget."""
@@ -373,6 +388,8 @@ class Engine:
             await asyncio.gather(*(model.aclose() for model in models.values()))
         total -= summary.not_started
         report(finished=True)
+        if broken:
+            raise broken[0]
         return summary
 
 

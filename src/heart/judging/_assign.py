@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from heart.types import sha256_hex
+from heart.ids import coin
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ def schedule_judges(
     options = {p.pair_id: [j.name for j in judges if eligible(j, p, own_family)] for p in pairs}
     load: Counter[str] = Counter({j.name: 0 for j in judges})
 
-    def tiebreak(pair: str, judge: str = "") -> str:
-        return sha256_hex(f"{seed}\x1f{pair}\x1f{judge}")
+    def tiebreak(pair: str, judge: str = "") -> int:
+        return coin(seed, pair, judge)
 
     chosen: dict[str, list[str]] = {}
     for p in pairs:

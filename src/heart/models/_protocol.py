@@ -74,13 +74,16 @@ class ChatModel(Protocol):
 
     ``endpoint`` is where it is reached (a normalised base URL, or ``in-process``);
     ``output_mode`` how it is held to a JSON schema (an OpenAI-compatible server's
-    ``structured_output``, Anthropic's forced ``tool``, the embedded model's ``grammar``).
+    ``structured_output``, Anthropic's forced ``tool``, the embedded model's ``grammar``);
+    ``context_window`` the tokens heart opens the model with, where heart chooses it (the
+    embedded model: a reply stops at the window's end), else None.
     """
 
     provider: ProviderName
     model: str
     endpoint: str
     output_mode: str
+    context_window: int | None
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
@@ -94,14 +97,16 @@ ever served for a newer one. Version 2 added the endpoint and the output mode.""
 
 def call_key(model: ChatModel, request: ChatRequest) -> str:
     """The cache and resume key of ``request`` sent to ``model``: everything that chooses the
-    answer (provider, endpoint, model, the output mode when a schema is asked for, the request)
-    and nothing that does not (streaming, timeouts, retries)."""
+    answer (provider, endpoint, model, the output mode when a schema is asked for, the context
+    window heart opens it with, the request) and nothing that does not (streaming, timeouts,
+    retries)."""
     identity = {
         "key": CALL_KEY_VERSION,
         "provider": model.provider,
         "endpoint": model.endpoint,
         "model": model.model,
         "output": model.output_mode if request.json_schema is not None else None,
+        "context": model.context_window,
         "request": request.model_dump(mode="json", exclude={"stream"}),
     }
     return sha256_hex(canonical_json(identity))

@@ -19,6 +19,7 @@ class RemoteModel:
     def __init__(self, spec: ModelSpec) -> None:
         self.model = spec.model
         self.endpoint = spec.endpoint
+        self.context_window: int | None = None  # the server's own
         self._spec = spec
         self._client: Any = None
         self._secret = ""

@@ -94,6 +94,7 @@ class EmbeddedModel:
 
     def __init__(self, model: str, n_ctx: int = 4096) -> None:
         self.model = model
+        self.context_window: int | None = n_ctx
         self._path = embedded_model_path()
         self._n_ctx = n_ctx
 

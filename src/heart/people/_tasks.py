@@ -12,7 +12,7 @@ from sqlalchemy import select
 from heart.config import PeopleSpec
 from heart.ids import seat_order
 from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
-from heart.types import Order, Status
+from heart.types import Order, Shown, Status
 
 WRITE, JUDGE, LABEL = "write", "judge", "label"
 KINDS = (WRITE, JUDGE, LABEL)
@@ -31,13 +31,13 @@ def task_id(kind: str, target: str, seat: int) -> str:
     return f"{kind}:{target}:{seat}"
 
 
-def expected_answer(check: str | None, shown: Order) -> str | None:
+def expected_answer(check: str | None, shown: Order | str) -> str | None:
     """The answer a check seat must get. Gold: the original supporter reply (shown first when
     the order is ab) must win. Attention: the reply that asks for it (shown first when ab) must
     be marked much better."""
     if check is None:
         return None
-    side = "A" if shown is Order.AB else "B"
+    side = Shown.FIRST if Order(shown) is Order.AB else Shown.SECOND
     return side if check == GOLD else f"{side}++"
 
 

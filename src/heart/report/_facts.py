@@ -18,9 +18,26 @@ from heart.analyses import (
     load_comparisons,
     verdict_counts,
 )
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, SystemRow
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgmentRow,
+    PairRow,
+    PromptRow,
+    SystemRow,
+    counted_judgment,
+)
 from heart.study import Study
 from heart.types import Status
+
+
+@dataclass(frozen=True)
+class JudgeCounts:
+    """One judge's verdicts: counted, valid but not counted (an excluded rater's), failed."""
+
+    counted: int
+    left_out: int
+    failed: int
 
 
 @dataclass
@@ -30,7 +47,7 @@ class StudyFacts:
     items: dict[str, int]
     completions: dict[str, tuple[int, int]]  # system -> (ok, failed)
     pairs: int
-    judgments: dict[str, tuple[int, int]]  # judge -> (ok, failed)
+    judgments: dict[str, JudgeCounts]
     prompts: list[tuple[str, str, str]]  # name, version, hash
     families: dict[str, str]
     boards: list[Board]
@@ -70,13 +87,20 @@ def gather_facts(study: Study) -> StudyFacts:
                 )
             ).all()
         )
-        judgments = _by_status(
-            s.execute(
-                select(JudgmentRow.judge, JudgmentRow.status, func.count()).group_by(
-                    JudgmentRow.judge, JudgmentRow.status
+        counted = counted_judgment()
+        judgments = {
+            judge: JudgeCounts(int(n_counted), int(valid) - int(n_counted), int(failed))
+            for judge, n_counted, valid, failed in s.execute(
+                select(
+                    JudgmentRow.judge,
+                    func.count().filter(counted),
+                    func.count().filter(JudgmentRow.status == Status.OK),
+                    func.count().filter(JudgmentRow.status == Status.FAILED),
                 )
+                .group_by(JudgmentRow.judge)
+                .order_by(JudgmentRow.judge)
             ).all()
-        )
+        }
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
         prompts = [
             (p.name, p.version, p.hash)

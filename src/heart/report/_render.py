@@ -58,9 +58,11 @@ def _study_lines(facts: StudyFacts) -> list[str]:
     out += [f"- pairs: {facts.pairs}"]
     for system, (ok, failed) in facts.completions.items():
         out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
-    for judge, (ok, failed) in facts.judgments.items():
+    for judge, n in facts.judgments.items():
+        left_out = f", {n.left_out} valid but left out (rater excluded)" if n.left_out else ""
         out.append(
-            f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
+            f"- judgments by `{judge}`: {n.counted} counted{left_out}, {n.failed} failed "
+            "(failed ones are never counted)"
         )
     out += ["", "### Prompts", ""]
     out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]

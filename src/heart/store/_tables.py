@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from heart.types import Order
+
 
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
@@ -191,7 +193,7 @@ class TaskRow(Base):
     target: Mapped[str] = mapped_column(String(60))  # item, pair or completion id
     item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
     seat: Mapped[int] = mapped_column(Integer)
-    shown: Mapped[str] = mapped_column(String(2), default="ab")
+    shown: Mapped[str] = mapped_column(String(2), default=Order.AB.value)
     check: Mapped[str | None] = mapped_column(String(10), nullable=True)
     expected: Mapped[str | None] = mapped_column(String(20), nullable=True)
     rater_id: Mapped[str | None] = mapped_column(ForeignKey("raters.id"), nullable=True, index=True)
