@@ -253,6 +253,30 @@ class ItemsSpec(Strict):
     screener: ModelSpec | None = Field(
         None, description="an LLM that may veto couplets the rules found eligible (second pass)"
     )
+    adversarial: int = Field(
+        0, ge=0, le=1000, description="adversarial items to build by rewriting seeker turns (20)"
+    )
+    adversarial_max_turns: int = Field(
+        10, ge=4, le=40, description="the longest context an adversarial item keeps, in turns"
+    )
+    rewriter: ModelSpec = Field(
+        default_factory=lambda: ModelSpec(max_tokens=600),
+        description="the model that rewrites seeker turns to an escalation profile",
+    )
+    hostility_rater: ModelSpec | None = Field(
+        None, description="the model that rates each rewritten seeker turn 0-10 (default: rewriter)"
+    )
+    hostility_tolerance: int = Field(
+        2, ge=0, le=10, description="how far a rated seeker turn may be from its target"
+    )
+    rewrite_retries: int = Field(
+        2, ge=0, le=10, description="times a rewrite that fails validation is asked again"
+    )
+
+    @property
+    def rater(self) -> ModelSpec:
+        """The hostility rater: its own model section, else the rewriter."""
+        return self.hostility_rater or self.rewriter
 
 
 class RatingsSpec(Strict):

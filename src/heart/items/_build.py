@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from heart.errors import HeartError
 from heart.items._select import Selection
@@ -53,6 +54,27 @@ def item_to_row(item: Item) -> ItemRow:
     )
 
 
+def store_conversations(session: Session, corpus: Corpus, ids: set[str]) -> None:
+    """Store the corpus's conversations named in ``ids`` that the store does not hold yet."""
+    existing = set(session.scalars(select(ConversationRow.id)))
+    for conversation in corpus.conversations:
+        if conversation.id in existing or conversation.id not in ids:
+            continue
+        session.add(
+            ConversationRow(
+                id=conversation.id,
+                problem_type=conversation.problem_type,
+                emotion_type=conversation.emotion_type,
+                experience_type=conversation.experience_type,
+                situation=conversation.situation,
+                survey=conversation.survey,
+                turns=[turn_to_json(t) for t in conversation.turns],
+                origin=asdict(corpus.origins[conversation.id]),
+            )
+        )
+    session.flush()
+
+
 def save_selection(store: Store, corpus: Corpus, selection: Selection) -> bool:
     """Store a regular selection; returns False when the same items are already stored.
 
@@ -80,25 +102,7 @@ def save_selection(store: Store, corpus: Corpus, selection: Selection) -> bool:
                 )
             session.execute(delete(ItemRow).where(ItemRow.id.in_(old_ids - new_ids)))
         session.execute(delete(ScreeningRow))
-        used_conversations = {d.conversation_id for d in selection.decisions}
-        existing = set(session.scalars(select(ConversationRow.id)))
-        for conversation in corpus.conversations:
-            if conversation.id in existing or conversation.id not in used_conversations:
-                continue
-            origin = corpus.origins[conversation.id]
-            session.add(
-                ConversationRow(
-                    id=conversation.id,
-                    problem_type=conversation.problem_type,
-                    emotion_type=conversation.emotion_type,
-                    experience_type=conversation.experience_type,
-                    situation=conversation.situation,
-                    survey=conversation.survey,
-                    turns=[turn_to_json(t) for t in conversation.turns],
-                    origin=asdict(origin),
-                )
-            )
-        session.flush()
+        store_conversations(session, corpus, {d.conversation_id for d in selection.decisions})
         for item in selection.items:
             if item.id not in old_ids:
                 session.add(item_to_row(item))

@@ -7,7 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from heart.items._rules import Screened, safety_rule, screen_seeker_turn
-from heart.types import Conversation, Item, Role, Subset, canonical_json, sha256_hex, stable_id
+from heart.types import (
+    Conversation,
+    Item,
+    Role,
+    Subset,
+    Turn,
+    canonical_json,
+    sha256_hex,
+    stable_id,
+)
 
 
 @dataclass(frozen=True)
@@ -55,10 +64,9 @@ class Candidate:
 SecondPass = Callable[[list[Candidate]], dict[tuple[str, int], tuple[bool, str]]]
 
 
-def make_item(conversation: Conversation, turn_index: int, subset: Subset, cues: str) -> Item:
-    """The item whose context is ``turns[:turn_index]`` and whose reference is that turn."""
-    context = conversation.turns[:turn_index]
-    reference = conversation.turns[turn_index].text
+def item_identity(context: Sequence[Turn], reference: str, subset: Subset) -> tuple[str, str]:
+    """An item's id and content hash, derived from what it shows and its subset, so every study
+    built from the same source gives the same ones."""
     content = canonical_json(
         {
             "context": [[t.role.value, t.text] for t in context],
@@ -67,8 +75,16 @@ def make_item(conversation: Conversation, turn_index: int, subset: Subset, cues:
         }
     )
     content_hash = sha256_hex(content)
+    return stable_id("i-", content_hash, length=12), content_hash
+
+
+def make_item(conversation: Conversation, turn_index: int, subset: Subset, cues: str) -> Item:
+    """The item whose context is ``turns[:turn_index]`` and whose reference is that turn."""
+    context = conversation.turns[:turn_index]
+    reference = conversation.turns[turn_index].text
+    item_id, content_hash = item_identity(context, reference, subset)
     return Item(
-        id=stable_id("i-", content_hash, length=12),
+        id=item_id,
         content_hash=content_hash,
         subset=subset,
         conversation_id=conversation.id,

@@ -214,3 +214,25 @@ class LabelRow(Base):
     rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), index=True)
     strategies: Mapped[list[Any]] = mapped_column(JSON, default=list)
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class RewriteRow(Base):
+    """A conversation chosen for an adversarial item: its escalation profile and targets, the
+    last rewrite and hostility ratings, every call made for it, and whether it became an item
+    (``status`` kept, with ``item_id``) or was rejected (with the reasons of its last try)."""
+
+    __tablename__ = "rewrites"
+    id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id"), index=True)
+    start: Mapped[int] = mapped_column(Integer)
+    end: Mapped[int] = mapped_column(Integer)
+    profile: Mapped[str] = mapped_column(String(20))
+    targets: Mapped[list[Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(10))  # kept | rejected
+    attempts: Mapped[int] = mapped_column(Integer)
+    reasons: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    turns: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [[speaker, text], ...]
+    ratings: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    item_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    calls: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[str] = mapped_column(String(32))
