@@ -34,6 +34,8 @@ from heart.store import (
     SystemRow,
     TaskRow,
     now_iso,
+    pair_with_reply_by,
+    reply_by,
 )
 from heart.types import SUPPORT_STRATEGIES, JudgeSource, Order, Shown, Status, SystemKind
 
@@ -64,6 +66,9 @@ NOT_YOURS = (
 
 
 ALREADY_DONE = "this task is already submitted; take the next one"
+
+
+OWN_REPLY = "this task holds a reply you wrote, and nobody rates their own; take the next one"
 
 
 class _SeatState(Protocol):
@@ -123,13 +128,22 @@ _TAKEN = (
 _ELIGIBLE = and_(~_EXCLUDED, bindparam("p_cap") > _TAKEN)
 """p_rater may take another task."""
 
+_NOT_OWN = ~or_(
+    pair_with_reply_by(TaskRow.target, bindparam("p_rater")),
+    reply_by(TaskRow.target, bindparam("p_rater")),
+)
+"""A seat on neither a pair holding a reply p_rater wrote nor such a reply (to label)."""
+
 # The statements a claim runs, built once: building them (the alias above most of all) cost
 # more than running them. Parameters (p_ for no clash with a column): p_kind, p_rater, p_now,
 # and p_expires (the new claim's expiry).
 _HELD = (
     select(TaskRow.id)
     .where(
-        TaskRow.kind == bindparam("p_kind"), TaskRow.rater_id == bindparam("p_rater"), ~TaskRow.done
+        TaskRow.kind == bindparam("p_kind"),
+        TaskRow.rater_id == bindparam("p_rater"),
+        ~TaskRow.done,
+        _NOT_OWN,
     )
     .order_by(TaskRow.id)
     .limit(1)
@@ -142,7 +156,7 @@ _RENEW = (
 )
 _CANDIDATE = (
     select(TaskRow.id)
-    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN)
     .order_by(TaskRow.seat, TaskRow.id)
     .limit(1)
     .with_for_update(skip_locked=True)
@@ -158,7 +172,7 @@ _TAKE = (
 )  # fmt: skip
 _ANY_LEFT = (
     select(TaskRow.id)
-    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN)
     .limit(1)
 )
 
@@ -176,8 +190,9 @@ def claim(
 ) -> str | None:
     """The id of the seat ``rater`` holds for ``kind``: the unfinished one they already hold
     (its claim renewed), or a newly claimed free (or expired) seat on a target they have not
-    touched. None when no work is left for them: none left at all, ``cap`` tasks already
-    taken, or excluded by quality control. Seats of the least filled targets go first."""
+    touched and that holds no reply they wrote. None when no work is left for them: none left
+    at all, ``cap`` tasks already taken, or excluded by quality control. Seats of the least
+    filled targets go first."""
     if kind not in (WRITE, JUDGE, LABEL):
         raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
     params = {
@@ -342,6 +357,8 @@ def submit_judgment(
             wanted = row.expected or ""
             row.passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
+            if session.scalar(select(pair_with_reply_by(row.target, rater))):
+                raise TaskRefused(OWN_REPLY)
             pair = session.get(PairRow, row.target)
             assert pair is not None  # a judge seat is made for a stored pair
             shown = Presentation(pair.a_id, pair.b_id, Order(row.shown))
@@ -375,6 +392,8 @@ def submit_labels(
         row = _owned(session, rater, task)
         if row.kind != LABEL:
             raise TaskRefused("this task is not a labelling task")
+        if session.scalar(select(reply_by(row.target, rater))):
+            raise TaskRefused(OWN_REPLY)
         session.add(
             LabelRow(
                 id=label_id(row.target, rater), completion_id=row.target, rater_id=rater,

@@ -6,11 +6,20 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
 from heart.ids import coin, seat_order
-from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    PairRow,
+    Store,
+    TaskRow,
+    pair_with_reply_by,
+    reply_by,
+)
 from heart.types import Order, Status
 
 WRITE, JUDGE, LABEL = "write", "judge", "label"
@@ -38,6 +47,26 @@ def expected_answer(check: str | None, shown: Order) -> str | None:
         return None
     side = "A" if shown is Order.AB else "B"
     return side if check == GOLD else f"{side}++"
+
+
+ON_OWN_REPLY = and_(
+    TaskRow.rater_id.is_not(None),
+    or_(pair_with_reply_by(TaskRow.target, TaskRow.rater_id),
+        reply_by(TaskRow.target, TaskRow.rater_id)),
+)  # fmt: skip
+"""A seat taken by someone on a pair holding their own reply, or to label it (stores from
+before claims refused those)."""
+
+
+def reopen(session: Session, seats: ColumnElement[bool]) -> None:
+    """Give the ``seats`` back to the pool, free and not submitted; what was stored for them
+    stays in the store."""
+    session.execute(
+        update(TaskRow)
+        .where(seats)
+        .values(rater_id=None, expires_at=None, served_at=None, submitted_at=None, done=False)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _label_sample(
@@ -69,8 +98,10 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
     """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
     after every ``check_every`` judge seats one check seat on an item: gold or attention in
     turn), ``labellers_per_completion`` per sampled completion (the sample only ever tops up to
-    ``label_completions``). Existing seats are kept."""
+    ``label_completions``). Existing seats are kept, but any taken on the taker's own reply
+    goes back to the pool, for others to fill."""
     with store.session() as s:
+        reopen(s, ON_OWN_REPLY)
         have = {(k, t) for k, t in s.execute(select(TaskRow.kind, TaskRow.target)).all()}
         items = sorted(s.scalars(select(ItemRow.id)).all())
         pairs = s.execute(select(PairRow.id, PairRow.item_id).order_by(PairRow.id)).all()

@@ -18,7 +18,15 @@ from heart.analyses import (
     load_comparisons,
     verdict_counts,
 )
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, PromptRow, SystemRow
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgmentRow,
+    PairRow,
+    PromptRow,
+    SystemRow,
+    left_out_judgments,
+)
 from heart.study import Study
 from heart.types import Status
 
@@ -36,6 +44,7 @@ class StudyFacts:
     boards: list[Board]
     agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
 
     @property
     def main(self) -> Board | None:
@@ -99,4 +108,5 @@ def gather_facts(study: Study) -> StudyFacts:
         boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
+        left_out=left_out_judgments(study.store),
     )

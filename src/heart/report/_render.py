@@ -62,6 +62,9 @@ def _study_lines(facts: StudyFacts) -> list[str]:
         out.append(
             f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
         )
+    if facts.left_out:
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(facts.left_out.items()))
+        out.append(f"- judgments left out of the analyses: {reasons}")
     out += ["", "### Prompts", ""]
     out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
     return out
