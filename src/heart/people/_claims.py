@@ -10,6 +10,8 @@ the seat is still this rater's and not done; an expired seat someone else took i
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -33,6 +35,7 @@ from heart.store import (
     Store,
     SystemRow,
     TaskRow,
+    add_if_missing,
     now_iso,
     pair_with_reply_by,
     reply_by,
@@ -282,7 +285,21 @@ def _finish(session: Session, row: TaskRow, rater: str, now: float) -> None:
     session.flush()
     result = session.execute(_FINISH, {"p_task": row.id, "p_rater": rater, "p_now": now})
     if cast("CursorResult[Any]", result).rowcount != 1:
+        _open_seat(session.get(TaskRow, row.id, populate_existing=True), rater)  # says which
         raise TaskRefused(NOT_YOURS)
+
+
+@contextmanager
+def _answering(store: Store, rater: str, task: str) -> Iterator[Session]:
+    """The transaction that stores ``rater``'s answer to ``task``. When the same form is sent
+    twice at once, one answer is stored and the other refused as done, not a server error."""
+    try:
+        with store.session() as session:
+            yield session
+    except IntegrityError:
+        with store.session() as session:
+            _owned(session, rater, task)  # refused now if the seat was done or taken meanwhile
+        raise
 
 
 def check_reply(text: str, spec: PeopleSpec) -> str:
@@ -310,7 +327,7 @@ def submit_write(
 ) -> str:
     """Store ``rater``'s reply for the seat's item as a completion of the human system."""
     reply = check_reply(text, spec)
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != WRITE:
             raise TaskRefused("this task asks for a judgment, not a reply")
@@ -349,7 +366,7 @@ def submit_judgment(
     if len(rationale) > 2000:
         raise TaskRefused("keep the reason under 2,000 characters")
     side, strength, _ = CHOICES[choice]
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != JUDGE:
             raise TaskRefused("this task asks for a reply, not a judgment")
@@ -362,8 +379,8 @@ def submit_judgment(
             pair = session.get(PairRow, row.target)
             assert pair is not None  # a judge seat is made for a stored pair
             shown = Presentation(pair.a_id, pair.b_id, Order(row.shown))
-            session.merge(JudgeRow(name=rater, source=JudgeSource.HUMAN, family="human", spec={}))
-            session.flush()
+            add_if_missing(session, JudgeRow, name=rater, source=JudgeSource.HUMAN,
+                           family="human", spec={})  # fmt: skip
             session.add(
                 JudgmentRow(
                     id=judgment_id(row.target, rater, shown.order), pair_id=row.target,
@@ -388,7 +405,7 @@ def submit_labels(
     unknown = [s for s in strategies if s not in SUPPORT_STRATEGIES]
     if unknown:
         raise TaskRefused(f"unknown strategies {unknown}; pick from the list shown")
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != LABEL:
             raise TaskRefused("this task is not a labelling task")

@@ -7,7 +7,7 @@ import secrets
 
 from sqlalchemy import select
 
-from heart.store import RaterRow, Store, now_iso
+from heart.store import RaterRow, Store, add_if_missing, now_iso
 from heart.types import stable_id
 
 
@@ -41,17 +41,16 @@ def rater_for_token(store: Store, token: str) -> str | None:
 
 def prolific_rater(store: Store, participant: str, study: str, session_id: str) -> str:
     """The rater for a Prolific-style entry. The participant id is stored only as a hash; the
-    same participant in the same study always gets the same rater."""
+    same participant in the same study always gets the same rater, however many of their
+    first entries arrive at once."""
     if not participant.strip():
         raise ValueError("the entry link has no participant id")
     rater = stable_id("p-", study, participant, length=12)
     with store.session() as session:
-        if session.get(RaterRow, rater) is None:
-            session.add(
-                RaterRow(
-                    id=rater, token_hash=None, created_at=now_iso(),
-                    meta={"entry": "prolific", "study": study, "session": session_id,
-                          "participant_hash": token_hash(f"{study}\x1f{participant}")},
-                )
+        if session.get(RaterRow, rater) is None:  # first entry (perhaps several at once)
+            add_if_missing(
+                session, RaterRow, id=rater, token_hash=None, created_at=now_iso(),
+                meta={"entry": "prolific", "study": study, "session": session_id,
+                      "participant_hash": token_hash(f"{study}\x1f{participant}")},
             )  # fmt: skip
     return rater

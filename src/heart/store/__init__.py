@@ -2,6 +2,7 @@
 
 from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
 from heart.store._db import Store, now_iso, open_store
+from heart.store._insert import add_if_missing
 from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
@@ -36,6 +37,7 @@ __all__ = [
     "Store",
     "SystemRow",
     "TaskRow",
+    "add_if_missing",
     "counted_judgment",
     "left_out_judgments",
     "left_out_reason",

@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from heart.people import sync_tasks
+from heart.people import TaskRefused, sync_tasks
 from heart.study import open_study
 from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
@@ -30,6 +30,11 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
+
+BUSY = (
+    "Your tasks changed while this page was loading (perhaps in another tab). Nothing was "
+    "lost: reload the page to go on."
+)
 
 
 class SecurityHeaders:
@@ -81,6 +86,10 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     @app.exception_handler(FormRejected)
     async def rejected(request: Request, exc: FormRejected) -> Response:
         return message(request, exc.status, "Nothing was saved", exc.message)
+
+    @app.exception_handler(TaskRefused)
+    async def busy(request: Request, exc: TaskRefused) -> Response:
+        return message(request, 409, "This task changed meanwhile", BUSY)
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (_entry, _work, _admin):

@@ -43,16 +43,27 @@ CHECKLIST = {
 """What a judge confirms before sending: key → the reminder shown."""
 
 ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
+CLAIM_ATTEMPTS = 5
 Submit = Callable[[WebState, str, str, Form, float], None]
 
 
 def _claim(state: WebState, rater: str, kind: str) -> Task | None:
+    """The rater's seat of ``kind`` to show, or None when no work is left for them. A seat
+    submitted in between (the same person in another tab) gives way to the next one."""
     people = state.study.config.people
-    task = claim(
-        state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
-        cap=people.tasks_per_person,
-    )  # fmt: skip
-    return None if task is None else load_task(state.study.store, rater, task)
+    for attempt in range(CLAIM_ATTEMPTS):
+        task = claim(
+            state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
+            cap=people.tasks_per_person,
+        )  # fmt: skip
+        if task is None:
+            return None
+        try:
+            return load_task(state.study.store, rater, task)
+        except TaskRefused:
+            if attempt == CLAIM_ATTEMPTS - 1:
+                raise
+    return None
 
 
 def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
