@@ -17,6 +17,7 @@ from heart.people import TaskRefused, sync_tasks
 from heart.study import open_study
 from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
+from heart.web._logging import redact_access_log
 from heart.web._session import Signer
 from heart.web._state import HERE, WebState, make_templates, message
 
@@ -64,11 +65,12 @@ class SecurityHeaders:
 
 def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     """The app over the study in ``study_root``: every seat of human work is added to the store
-    now, so links work as soon as the server is up."""
+    now, so links work as soon as the server is up; uvicorn's access log leaves secrets out."""
     if len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
     study = open_study(study_root)
     sync_tasks(study.store, study.config.people, study.config.seed)
+    redact_access_log()
     state = WebState(study=study, signer=Signer(secret, admin_token), templates=make_templates())
 
     @asynccontextmanager
