@@ -20,10 +20,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from heart.config import PeopleSpec
-from heart.errors import HeartError
+from heart.errors import TaskRefused
 from heart.ids import Presentation, completion_id, judgment_id, label_id
 from heart.people._quality import exclude, exclusion_reason, judge_checks
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
+from heart.people._text import plain_text
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -83,10 +84,6 @@ Seat = TypeVar("Seat", bound=_SeatState)
 
 NO_CAP = 2**31 - 1
 """The per-person cap when the study sets none."""
-
-
-class TaskRefused(HeartError):
-    """A task that cannot be shown or submitted: not yours, taken by someone else, or done."""
 
 
 @dataclass(frozen=True)
@@ -304,7 +301,7 @@ def _answering(store: Store, rater: str, task: str) -> Iterator[Session]:
 
 def check_reply(text: str, spec: PeopleSpec) -> str:
     """A writer's reply, whitespace tidied, or TaskRefused saying what to change."""
-    clean = " ".join(text.split())
+    clean = " ".join(plain_text(text, "reply").split())
     words = len(clean.split())
     if words < spec.min_words:
         raise TaskRefused(f"write a reply of at least {spec.min_words} words (this has {words})")
@@ -362,7 +359,9 @@ def submit_judgment(
     check seat only records whether it was passed."""
     if choice not in CHOICES:
         raise TaskRefused("choose one of the five options before submitting")
-    rationale = " ".join(rationale.split())
+    for item in checklist or []:
+        plain_text(item, "checklist")
+    rationale = " ".join(plain_text(rationale, "reason").split())
     if len(rationale) > 2000:
         raise TaskRefused("keep the reason under 2,000 characters")
     side, strength, _ = CHOICES[choice]
@@ -402,6 +401,8 @@ def submit_labels(
     store: Store, rater: str, task: str, strategies: list[str], *, now: float
 ) -> None:
     """Store which of the 15 strategies ``rater`` sees in the seat's completion."""
+    for strategy in strategies:
+        plain_text(strategy, "strategy")
     unknown = [s for s in strategies if s not in SUPPORT_STRATEGIES]
     if unknown:
         raise TaskRefused(f"unknown strategies {unknown}; pick from the list shown")

@@ -7,6 +7,7 @@ import secrets
 
 from sqlalchemy import select
 
+from heart.people._text import plain_text
 from heart.store import RaterRow, Store, add_if_missing, now_iso
 from heart.types import stable_id
 
@@ -20,6 +21,7 @@ def invite(store: Store, n: int, note: str = "") -> list[tuple[str, str]]:
     token is shown once: the store keeps only its sha256."""
     if n < 1:
         raise ValueError(f"the number of invites must be positive, got {n}")
+    plain_text(note, "note")
     out = []
     with store.session() as session:
         for _ in range(n):
@@ -45,6 +47,12 @@ def prolific_rater(store: Store, participant: str, study: str, session_id: str) 
     first entries arrive at once."""
     if not participant.strip():
         raise ValueError("the entry link has no participant id")
+    for value, what in (
+        (participant, "participant id"),
+        (study, "study id"),
+        (session_id, "session id"),
+    ):
+        plain_text(value, what)
     rater = stable_id("p-", study, participant, length=12)
     with store.session() as session:
         if session.get(RaterRow, rater) is None:  # first entry (perhaps several at once)

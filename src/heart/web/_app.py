@@ -19,7 +19,7 @@ from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
 from heart.web._logging import redact_access_log
 from heart.web._session import Signer
-from heart.web._state import HERE, WebState, make_templates, message
+from heart.web._state import HERE, WebState, make_templates, message, sentence
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -31,11 +31,6 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
-
-BUSY = (
-    "Your tasks changed while this page was loading (perhaps in another tab). Nothing was "
-    "lost: reload the page to go on."
-)
 
 
 class SecurityHeaders:
@@ -90,8 +85,9 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
         return message(request, exc.status, "Nothing was saved", exc.message)
 
     @app.exception_handler(TaskRefused)
-    async def busy(request: Request, exc: TaskRefused) -> Response:
-        return message(request, 409, "This task changed meanwhile", BUSY)
+    async def refused(request: Request, exc: TaskRefused) -> Response:
+        """A task that changed while its page was made (the same person in another tab)."""
+        return message(request, 409, "Nothing was saved", sentence(str(exc)))
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (_entry, _work, _admin):

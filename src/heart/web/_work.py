@@ -31,7 +31,15 @@ from heart.store import TaskRow
 from heart.types import SUPPORT_STRATEGIES
 from heart.web._forms import Form, read_form
 from heart.web._session import RaterSession, same
-from heart.web._state import WebState, current_rater, message, render, see_other, web
+from heart.web._state import (
+    WebState,
+    current_rater,
+    message,
+    render,
+    see_other,
+    sentence,
+    web,
+)
 
 router = APIRouter()
 
@@ -160,8 +168,7 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
             state, session.rater, _resolve(state, session.rater, kind, handle), form, time.time()
         )
     except TaskRefused as exc:
-        note = str(exc)
-        note = note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
+        note = sentence(str(exc))
         task = _claim(state, session.rater, kind)
         if task is None:
             return _nothing_left(request, session, kind, 400, note)
