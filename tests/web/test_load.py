@@ -1,7 +1,8 @@
 """Many people at once through a real server, on SQLite and PostgreSQL: first entries through
-one new Prolific id and one invite link at the same moment, then every form sent by all of them
-at once. No answer may be a server error, a refusal must say why, the store holds one rater per
-person, and every answer that was accepted stored exactly one thing."""
+one new Prolific id, one invite link and the admin link at the same moment, then every form
+sent by all of them at once (and the admin pages opened meanwhile). No answer may be a server
+error, a refusal must say why, the store holds one rater per person, and every answer that was
+accepted stored exactly one thing."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ from heart.people import invite, prolific_rater
 from heart.store import CompletionRow, JudgmentRow, LabelRow, RaterRow, Store
 
 from ..servers import free_port
-from .conftest import WebStudy, hidden
+from .conftest import ADMIN_TOKEN, WebStudy, hidden
 
 MakeStudy = Callable[..., WebStudy]
 PEOPLE = 30
 """Browsers per entry path: as many as the app runs requests at once, and then some."""
+ADMINS = 5
 
 FORMS: dict[str, dict[str, Any]] = {
     "write": {"text": "That sounds so hard, and I'm glad you told me."},
@@ -123,6 +125,13 @@ def _send_each_form(browser: Browser) -> None:
     browser.open("/words", {"text": "three small words"})
 
 
+def _look_as_admin(browser: Browser) -> None:
+    """The admin page and a download, a few times."""
+    for _ in range(3):
+        browser.open("/admin")
+        browser.open("/admin/export/judgments.csv")
+
+
 def test_many_first_entries_and_forms_at_once_never_fail(
     web_study: MakeStudy, store: Store
 ) -> None:
@@ -135,19 +144,24 @@ def test_many_first_entries_and_forms_at_once_never_fail(
     with _served(study.make_app()) as base:
         through_prolific = [Browser(base) for _ in range(PEOPLE)]
         through_invite = [Browser(base) for _ in range(PEOPLE)]
+        admins = [Browser(base) for _ in range(ADMINS)]
         _all_at_once(through_prolific, lambda b: b.open(entry))
         _all_at_once(through_invite, lambda b: b.open(f"/invite/{token}"))
+        _all_at_once(admins, lambda b: b.open(f"/admin?token={ADMIN_TOKEN}"))
         everyone = through_prolific + through_invite
-        _all_at_once(everyone, _send_each_form)
+        _all_at_once(
+            everyone + admins, lambda b: _look_as_admin(b) if b in admins else _send_each_form(b)
+        )
     took = time.monotonic() - began
 
-    answers = [a for b in everyone for a in b.answers]
+    answers = [a for b in everyone + admins for a in b.answers]
     statuses = Counter(a.status for a in answers)
     assert not [a for a in answers if a.status >= 500], statuses
     assert all(b.answers[-1].path == "/words" for b in everyone)  # nobody was cut short
     assert all(a.status in (200, 303, 400, 403, 409) for a in answers), statuses
     assert all('id="message"' in a.body for a in answers if a.status >= 400)  # says why
     assert all(a.location == "/" for a in answers if a.path in (entry, f"/invite/{token}"))
+    assert all(a.status == 200 for b in admins for a in b.answers[1:])  # signed in as admin
     participant = prolific_rater(store, "PID-new", "STUDY-1", "S-1")  # the same rater again
     with store.session() as s:
         assert sorted(s.scalars(select(RaterRow.id))) == sorted([invited, participant])
