@@ -49,3 +49,8 @@ class StoreError(HeartError):
 
 class ImportRefused(HeartError):
     """An import that would reference unknown items or systems; nothing was written."""
+
+
+class TaskRefused(HeartError):
+    """Human work that cannot be shown or stored: not yours, taken by someone else, done, or
+    an answer that breaks a rule (the message says which); nothing was stored."""

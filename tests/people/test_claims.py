@@ -15,6 +15,7 @@ from heart.judging import build_pairs
 from heart.people import (
     CHOICES,
     JUDGE,
+    LABEL,
     WRITE,
     TaskRefused,
     claim,
@@ -22,10 +23,21 @@ from heart.people import (
     load_task,
     review_quality,
     submit_judgment,
+    submit_labels,
     submit_write,
     sync_tasks,
 )
-from heart.store import CompletionRow, JudgmentRow, RaterRow, Store, SystemRow, TaskRow
+from heart.store import (
+    CompletionRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    RaterRow,
+    Store,
+    SystemRow,
+    TaskRow,
+    left_out_judgments,
+)
 
 from ..rows import seed_study
 
@@ -250,3 +262,92 @@ def test_a_person_takes_at_most_the_cap_of_tasks_of_all_kinds(store: Store) -> N
     assert claim(store, rater, WRITE, now=3, seconds=HOUR, cap=4) is not None
     (other,) = _raters(store, 1)  # the cap is per person
     assert len(_judge_all(store, other, right=True, cap=5)) == 5
+
+
+def _label_all(store: Store, rater: str) -> list[str]:
+    """Label until no work is left; returns the completions labelled."""
+    done = []
+    while (task := claim(store, rater, LABEL, now=0, seconds=HOUR)) is not None:
+        submit_labels(store, rater, task, ["Affirmation"], now=1)
+        done.append(task.split(":")[1])
+    return done
+
+
+def _own_work_study(store: Store) -> tuple[PeopleSpec, str, set[str], dict[str, set[str]]]:
+    """Two items; one writer writes the human reply of both, which is then paired with the
+    three models' replies. Returns the spec, the writer, their replies and the pairs."""
+    spec = PeopleSpec(check_every=0, writers_per_item=1, raters_per_pair=2,
+                      label_completions=100, labellers_per_completion=1)  # fmt: skip
+    _study(store, items=2, spec=spec)
+    (writer,) = _raters(store, 1)
+    while (task := claim(store, writer, WRITE, now=0, seconds=HOUR)) is not None:
+        submit_write(store, spec, writer, task, "That sounds like a lonely week; I'm here.", now=1)
+    build_pairs(store, PairsSpec(), seed=0)
+    sync_tasks(store, spec, seed=0)
+    with store.session() as s:
+        own = set(s.scalars(select(CompletionRow.id).where(CompletionRow.contributor == writer)))
+        pairs = {p.id: {p.a_id, p.b_id} for p in s.scalars(select(PairRow))}
+    return spec, writer, own, pairs
+
+
+def test_nobody_judges_or_labels_their_own_reply_and_others_fill_those_seats(
+    store: Store,
+) -> None:
+    _, writer, own, pairs = _own_work_study(store)
+    with_own = {p for p, ids in pairs.items() if ids & own}
+    assert len(own) == 2 and len(with_own) == 2 * 3
+    judged = {task.split(":")[1] for task in _judge_all(store, writer, right=True)}
+    assert judged == set(pairs) - with_own  # every pair but those holding their reply
+    labelled = _label_all(store, writer)
+    assert len(labelled) == 6 and not set(labelled) & own  # the models' replies only
+    first, second = _raters(store, 2)
+    for rater in (first, second):
+        _judge_all(store, rater, right=True)
+    assert set(_label_all(store, first)) == own
+    with store.session() as s:
+        seats = s.execute(
+            select(TaskRow.kind, TaskRow.target, TaskRow.rater_id, TaskRow.done).where(
+                TaskRow.kind.in_([JUDGE, LABEL])
+            )
+        ).all()
+        verdicts = s.execute(select(JudgmentRow.pair_id, JudgmentRow.judge)).all()
+    assert all(done for *_, done in seats)  # every seat filled
+    assert {(t, r) for k, t, r, _ in seats if k == JUDGE and t in with_own} == {
+        (p, r) for p in with_own for r in (first, second)
+    }
+    assert not [(p, j) for p, j in verdicts if j == writer and p in with_own]
+
+
+def test_a_seat_on_ones_own_reply_is_refused_and_an_old_verdict_on_one_not_counted(
+    store: Store,
+) -> None:
+    spec, writer, own, pairs = _own_work_study(store)
+    pair = sorted(p for p, ids in pairs.items() if ids & own)[0]
+    judge_seat, label_seat = f"judge:{pair}:0", f"label:{min(own)}:0"
+    with store.session() as s:  # as a store from before the rule holds: the writer on seats
+        for seat in (judge_seat, label_seat):
+            s.get(TaskRow, seat).rater_id, s.get(TaskRow, seat).expires_at = writer, HOUR
+    with pytest.raises(TaskRefused, match="a reply you wrote"):
+        submit_judgment(store, writer, judge_seat, "A+", "mine is better", now=1)
+    with pytest.raises(TaskRefused, match="a reply you wrote"):
+        submit_labels(store, writer, label_seat, ["Affirmation"], now=1)
+    with store.session() as s:
+        assert not s.scalars(select(TaskRow.id).where(TaskRow.done, TaskRow.kind != WRITE)).all()
+        s.get(TaskRow, judge_seat).done = True  # and, as an older store holds, the verdict
+        s.merge(JudgeRow(name=writer, source="human", family="human", spec={}))
+        s.flush()
+        s.add(JudgmentRow(id="jd-own", pair_id=pair, judge=writer, order="ab", status="ok",
+                          winner="a", strength=1, axes={}, rationale="", refused=[],
+                          created_at="x"))  # fmt: skip
+    sync_tasks(store, spec, seed=0)  # a restart gives those seats back to the pool
+    with store.session() as s:
+        for seat in (judge_seat, label_seat):
+            assert (s.get(TaskRow, seat).rater_id, s.get(TaskRow, seat).done) == (None, False)
+        assert s.get(JudgmentRow, "jd-own") is not None  # kept in the store
+    (other,) = _raters(store, 1)
+    _judge_all(store, other, right=True)
+    comparisons = load_comparisons(store, source="human")
+    assert comparisons.judges == [other] and len(comparisons.a) == len(pairs)  # fills the seat
+    assert left_out_judgments(store) == {"by a rater on a pair holding their own reply": 1}
+    quality = {q.rater: q for q in review_quality(store)}
+    assert quality[writer].counted == 0 and quality[other].counted == len(pairs)

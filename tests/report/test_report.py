@@ -7,8 +7,9 @@ import csv
 from pathlib import Path
 
 import pytest
+import yaml
 
-from heart.report import gather_facts
+from heart.report import gather_facts, render_markdown
 from heart.store import open_store
 from heart.study import open_study
 
@@ -174,3 +175,26 @@ def test_axis_columns_say_no_data_where_no_verdict_judged_the_axes(study: Path) 
     combined = {r["system"]: r for r in rows if r["board"] == "all-all"}
     llm = {r["system"]: r for r in rows if r["board"] == "llm-all"}
     assert combined["m1"]["win_rate_H"] == llm["m1"]["win_rate_H"]
+
+
+def test_the_study_section_says_how_many_judgments_were_left_out_and_why(tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    root.mkdir()
+    url = f"sqlite:///{root / 'heart.db'}"
+    store = open_store(url)
+    seed_verdicts(
+        store,
+        [Verdict(0, "m1", "human/r1", "r1", "b"), Verdict(0, "m1", "human/r1", "r2", "a"),
+         Verdict(0, "m1", "m2", "r1", "a"), Verdict(1, "m1", "human/r1", "r1", "tie")],
+        kinds={"human": "human"},
+        sources={"r1": "human", "r2": "human"},
+    )  # fmt: skip
+    store.close()
+    config = {"name": "left-out", "seed": 0, "store": url,
+              "systems": [{"name": "human", "kind": "human", "family": "human"}]}  # fmt: skip
+    (root / "study.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    with open_study(root) as s:
+        facts = gather_facts(s)
+    assert facts.left_out == {"by a rater on a pair holding their own reply": 2}
+    line = "- judgments left out of the analyses: 2 by a rater on a pair holding their own reply"
+    assert line in render_markdown(facts).splitlines()

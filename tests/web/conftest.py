@@ -4,8 +4,15 @@ web app built on it, and helpers to sign in and read the hidden fields of a page
 from __future__ import annotations
 
 import html
+import os
 import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +23,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+import heart
 from heart.config import PairsSpec
 from heart.judging import build_pairs
 from heart.people import invite
@@ -23,9 +31,12 @@ from heart.store import CompletionRow, ItemRow, Store
 from heart.web import create_app
 
 from ..rows import seed_study
+from ..servers import stop
 
 ADMIN_TOKEN = "admin-token-for-the-web-tests"
 SECRET = b"a secret of thirty-two bytes !!!"
+SRC = str(Path(heart.__file__).resolve().parents[1])
+"""The sources under test, for a `heart` subprocess."""
 SYSTEMS = ("sysalpha", "sysbeta", "sysgamma")
 """Model systems (family = name): neither may ever appear in a rater's page."""
 
@@ -121,3 +132,34 @@ def reply_text(page: str, element_id: str) -> str:
     match = re.search(rf'id="{element_id}"[^>]*>.*?<p>(.*?)</p>', page, re.S)
     assert match, f"no reply in #{element_id}"
     return html.unescape(match.group(1))
+
+
+@contextmanager
+def heart_serve(
+    root: Path, port: int, log: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`heart serve` in a subprocess (its output to ``log``, ``env`` added to a clean
+    environment) until it answers; yields the admin link it printed."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, text=True,
+            env={**clean, "PYTHONPATH": SRC, **(env or {})},
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, f"heart serve exited:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"heart serve did not start:\n{log.read_text()}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
+                    assert answer.status == 200
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        match = re.search(r"^admin: (\S+)$", log.read_text(), re.M)
+        assert match, log.read_text()
+        yield match.group(1)
+    finally:
+        stop(server)

@@ -13,13 +13,15 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import heart
 from heart.cli import app
+from heart.people import invite
 
 from ..servers import free_port, stop
-from .conftest import WebStudy, hidden, write_study
+from .conftest import WebStudy, heart_serve, hidden, write_study
 
 MakeStudy = Callable[..., WebStudy]
 runner = CliRunner()
@@ -91,3 +93,49 @@ def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path)
             assert admin.status == 200 and 'id="progress"' in admin.read().decode()
     finally:
         stop(server)
+
+
+def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
+    web_study: MakeStudy, tmp_path: Path
+) -> None:
+    study = web_study(items=1)
+    ((_, invite_token),) = invite(study.store, 1)
+    port, log = free_port(), tmp_path / "serve.log"
+    base = f"http://127.0.0.1:{port}"
+    participant, session = "PID-5f3a9c1e77", "SESSION-8d2b41"
+    secrets = {
+        "invite": invite_token,
+        "unknown invite": "no-such-invite-token-4242",
+        "wrong admin token": "not-the-admin-token-9191",
+        "participant": participant,
+        "session": session,
+    }
+    with heart_serve(study.root, port, log) as admin_link:
+        admin_token = admin_link.split("token=", 1)[1]
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with browser.open(admin_link) as admin:  # the token, then the cookie on /admin
+            assert 'id="progress"' in admin.read().decode()
+        with browser.open(f"{base}/invite/{invite_token}") as entered:  # then the landing page
+            assert "Write replies" in entered.read().decode()
+        entry = f"/prolific?PROLIFIC_PID={participant}&STUDY_ID=S1&SESSION_ID={session}"
+        with browser.open(base + entry) as entered:
+            assert "Write replies" in entered.read().decode()
+        for refused in (
+            f"/invite/{secrets['unknown invite']}",
+            f"/admin?token={secrets['wrong admin token']}",
+        ):
+            with pytest.raises(urllib.error.HTTPError) as answer:
+                browser.open(base + refused)
+            assert answer.value.code == 403
+    output = log.read_text()
+    assert output.count(admin_token) == 1  # only in the admin link printed at start
+    assert output.startswith(f"admin: {admin_link}\n")
+    assert [name for name, value in secrets.items() if value in output] == []
+    for logged in (  # the requests are logged, with their secrets redacted
+        '"GET /admin?token=[redacted] HTTP/1.1" 303',
+        '"GET /invite/[redacted] HTTP/1.1" 303',
+        '"GET /prolific?PROLIFIC_PID=[redacted]&STUDY_ID=S1&SESSION_ID=[redacted] HTTP/1.1" 303',
+        '"GET /invite/[redacted] HTTP/1.1" 403',
+        '"GET /admin?token=[redacted] HTTP/1.1" 403',
+    ):
+        assert logged in output, output

@@ -7,15 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +15,15 @@ import pytest
 import yaml
 from sqlalchemy import select
 
-import heart
 from heart.people import rater_for_token
 from heart.store import CompletionRow, JudgmentRow, PairRow, Store
 
 from ..helpers import CHROMIUM, require_chromium
 from ..helpers import heart as heart_cli
-from ..servers import free_port, stop
-from .conftest import SYSTEMS, fill_store, reply_text
+from ..servers import free_port
+from .conftest import SRC, SYSTEMS, fill_store, heart_serve, reply_text
 
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
-SRC = str(Path(heart.__file__).resolve().parents[1])
 SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
 CHOICES = ["A++", "B+", "="]  # the rater's answers, in the order the pairs come
 WRITTEN = "I'm so sorry. It sounds like you miss her, and that you want to make it right."
@@ -74,34 +64,6 @@ def _invite_link(root: Path, base: str) -> str:
     (link,) = made.stdout.split()
     assert link.startswith(f"{base}/invite/"), link
     return link
-
-
-@contextmanager
-def _heart_serve(root: Path, port: int, log: Path) -> Iterator[str]:
-    """`heart serve` in a subprocess until it answers; yields the admin link it printed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
-    env["PYTHONPATH"] = SRC
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, f"heart serve exited:\n{log.read_text()}"
-            assert time.monotonic() < deadline, f"heart serve did not start:\n{log.read_text()}"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
-                    assert answer.status == 200
-                break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.2)
-        match = re.search(r"^admin: (\S+)$", log.read_text(), re.M)
-        assert match, log.read_text()
-        yield match.group(1)
-    finally:
-        stop(server)
 
 
 def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_path: Path) -> None:
@@ -183,7 +145,7 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
 
     requests: list[str] = []
     problems: list[str] = []
-    with _heart_serve(root, port, tmp_path / "serve.log") as admin_link, sync_playwright() as p:
+    with heart_serve(root, port, tmp_path / "serve.log") as admin_link, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             for person in (as_writer, as_rater, as_admin):  # each in a browser of their own

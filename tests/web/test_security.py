@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from heart.config import PairsSpec
 from heart.judging import build_pairs
 from heart.people import invite
-from heart.store import CompletionRow, JudgmentRow, LabelRow, Store, TaskRow
+from heart.store import CompletionRow, JudgmentRow, LabelRow, RaterRow, Store, TaskRow
 from heart.web import create_app
 from heart.web._session import ADMIN_COOKIE, RATER_COOKIE
 
@@ -216,6 +216,10 @@ CASES = [
     ("judge", {"choice": "B+", "rationale": "Kind.", "checklist": ["tone"]}, "checklist"),
     ("label", {}, "at least one strategy"),
     ("label", {"strategies": ["Mind Reading"]}, "unknown strategies"),
+    ("write", {"text": "I hear you,\u202e truly."}, "control character (U+202E RIGHT-TO-LEFT"),
+    ("write", {"text": "I hear\x00 you, truly."}, "control character (U+0000) at character 7"),
+    ("judge", {"choice": "B+", "rationale": "Kind\x1b[8mer."}, "control character (U+001B)"),
+    ("label", {"strategies": ["Affirmation\u2066"]}, "control character (U+2066 LEFT-TO-RIGHT"),
 ]
 
 
@@ -237,6 +241,18 @@ def test_empty_or_over_long_input_gets_a_clear_message_and_stores_nothing(
     if kind == "judge" and data["choice"] == "B+":
         assert 'value="B+" checked' in response.text
     assert _stored(study.store) == (0, 0, 0, 0)
+
+
+def test_a_prolific_link_with_a_control_character_is_refused_and_stores_nobody(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1)
+    client = study.client(study.make_app())
+    response = client.get("/prolific", params={"PROLIFIC_PID": "P\u202e1", "STUDY_ID": "S"})
+    assert response.status_code == 400 and RATER_COOKIE not in response.cookies
+    assert "no valid participant id" in element(response.text, "message")
+    with study.store.session() as s:
+        assert s.scalar(select(func.count()).select_from(RaterRow)) == 0
 
 
 def test_a_post_far_beyond_any_form_is_refused_before_it_is_read(web_study: MakeStudy) -> None:

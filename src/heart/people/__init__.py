@@ -1,6 +1,7 @@
 """People in the loop: seats of human work, claims safe under concurrency, submissions, access
 and quality control. The web app (heart.web) is one front end to these."""
 
+from heart.errors import TaskRefused
 from heart.people._claims import (
     ATTENTION_REPLY,
     CHARS_PER_WORD,
@@ -8,7 +9,6 @@ from heart.people._claims import (
     GOLD_REPLY,
     NOT_YOURS,
     Task,
-    TaskRefused,
     check_reply,
     claim,
     load_task,
@@ -30,12 +30,14 @@ from heart.people._tasks import (
     sync_tasks,
     task_id,
 )
+from heart.people._text import CONTROL, plain_text
 
 __all__ = [
     "ATTENTION",
     "ATTENTION_REPLY",
     "CHARS_PER_WORD",
     "CHOICES",
+    "CONTROL",
     "GOLD",
     "GOLD_REPLY",
     "JUDGE",
@@ -52,6 +54,7 @@ __all__ = [
     "expected_answer",
     "invite",
     "load_task",
+    "plain_text",
     "prolific_rater",
     "rater_for_token",
     "review_quality",

@@ -10,6 +10,8 @@ the seat is still this rater's and not done; an expired seat someone else took i
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -18,10 +20,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from heart.config import PeopleSpec
-from heart.errors import HeartError
+from heart.errors import TaskRefused
 from heart.ids import Presentation, completion_id, judgment_id, label_id
 from heart.people._quality import exclude, exclusion_reason, judge_checks
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
+from heart.people._text import plain_text
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -33,7 +36,10 @@ from heart.store import (
     Store,
     SystemRow,
     TaskRow,
+    add_if_missing,
     now_iso,
+    pair_with_reply_by,
+    reply_by,
 )
 from heart.types import SUPPORT_STRATEGIES, JudgeSource, Order, Shown, Status, SystemKind
 
@@ -66,6 +72,9 @@ NOT_YOURS = (
 ALREADY_DONE = "this task is already submitted; take the next one"
 
 
+OWN_REPLY = "this task holds a reply you wrote, and nobody rates their own; take the next one"
+
+
 class _SeatState(Protocol):
     rater_id: str | None
     done: bool
@@ -75,10 +84,6 @@ Seat = TypeVar("Seat", bound=_SeatState)
 
 NO_CAP = 2**31 - 1
 """The per-person cap when the study sets none."""
-
-
-class TaskRefused(HeartError):
-    """A task that cannot be shown or submitted: not yours, taken by someone else, or done."""
 
 
 @dataclass(frozen=True)
@@ -123,13 +128,22 @@ _TAKEN = (
 _ELIGIBLE = and_(~_EXCLUDED, bindparam("p_cap") > _TAKEN)
 """p_rater may take another task."""
 
+_NOT_OWN = ~or_(
+    pair_with_reply_by(TaskRow.target, bindparam("p_rater")),
+    reply_by(TaskRow.target, bindparam("p_rater")),
+)
+"""A seat on neither a pair holding a reply p_rater wrote nor such a reply (to label)."""
+
 # The statements a claim runs, built once: building them (the alias above most of all) cost
 # more than running them. Parameters (p_ for no clash with a column): p_kind, p_rater, p_now,
 # and p_expires (the new claim's expiry).
 _HELD = (
     select(TaskRow.id)
     .where(
-        TaskRow.kind == bindparam("p_kind"), TaskRow.rater_id == bindparam("p_rater"), ~TaskRow.done
+        TaskRow.kind == bindparam("p_kind"),
+        TaskRow.rater_id == bindparam("p_rater"),
+        ~TaskRow.done,
+        _NOT_OWN,
     )
     .order_by(TaskRow.id)
     .limit(1)
@@ -142,7 +156,7 @@ _RENEW = (
 )
 _CANDIDATE = (
     select(TaskRow.id)
-    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN)
     .order_by(TaskRow.seat, TaskRow.id)
     .limit(1)
     .with_for_update(skip_locked=True)
@@ -158,7 +172,7 @@ _TAKE = (
 )  # fmt: skip
 _ANY_LEFT = (
     select(TaskRow.id)
-    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE)
+    .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN)
     .limit(1)
 )
 
@@ -176,8 +190,9 @@ def claim(
 ) -> str | None:
     """The id of the seat ``rater`` holds for ``kind``: the unfinished one they already hold
     (its claim renewed), or a newly claimed free (or expired) seat on a target they have not
-    touched. None when no work is left for them: none left at all, ``cap`` tasks already
-    taken, or excluded by quality control. Seats of the least filled targets go first."""
+    touched and that holds no reply they wrote. None when no work is left for them: none left
+    at all, ``cap`` tasks already taken, or excluded by quality control. Seats of the least
+    filled targets go first."""
     if kind not in (WRITE, JUDGE, LABEL):
         raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
     params = {
@@ -267,12 +282,26 @@ def _finish(session: Session, row: TaskRow, rater: str, now: float) -> None:
     session.flush()
     result = session.execute(_FINISH, {"p_task": row.id, "p_rater": rater, "p_now": now})
     if cast("CursorResult[Any]", result).rowcount != 1:
+        _open_seat(session.get(TaskRow, row.id, populate_existing=True), rater)  # says which
         raise TaskRefused(NOT_YOURS)
+
+
+@contextmanager
+def _answering(store: Store, rater: str, task: str) -> Iterator[Session]:
+    """The transaction that stores ``rater``'s answer to ``task``. When the same form is sent
+    twice at once, one answer is stored and the other refused as done, not a server error."""
+    try:
+        with store.session() as session:
+            yield session
+    except IntegrityError:
+        with store.session() as session:
+            _owned(session, rater, task)  # refused now if the seat was done or taken meanwhile
+        raise
 
 
 def check_reply(text: str, spec: PeopleSpec) -> str:
     """A writer's reply, whitespace tidied, or TaskRefused saying what to change."""
-    clean = " ".join(text.split())
+    clean = " ".join(plain_text(text, "reply").split())
     words = len(clean.split())
     if words < spec.min_words:
         raise TaskRefused(f"write a reply of at least {spec.min_words} words (this has {words})")
@@ -295,7 +324,7 @@ def submit_write(
 ) -> str:
     """Store ``rater``'s reply for the seat's item as a completion of the human system."""
     reply = check_reply(text, spec)
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != WRITE:
             raise TaskRefused("this task asks for a judgment, not a reply")
@@ -330,11 +359,13 @@ def submit_judgment(
     check seat only records whether it was passed."""
     if choice not in CHOICES:
         raise TaskRefused("choose one of the five options before submitting")
-    rationale = " ".join(rationale.split())
+    for item in checklist or []:
+        plain_text(item, "checklist")
+    rationale = " ".join(plain_text(rationale, "reason").split())
     if len(rationale) > 2000:
         raise TaskRefused("keep the reason under 2,000 characters")
     side, strength, _ = CHOICES[choice]
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != JUDGE:
             raise TaskRefused("this task asks for a reply, not a judgment")
@@ -342,11 +373,13 @@ def submit_judgment(
             wanted = row.expected or ""
             row.passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
+            if session.scalar(select(pair_with_reply_by(row.target, rater))):
+                raise TaskRefused(OWN_REPLY)
             pair = session.get(PairRow, row.target)
             assert pair is not None  # a judge seat is made for a stored pair
             shown = Presentation(pair.a_id, pair.b_id, Order(row.shown))
-            session.merge(JudgeRow(name=rater, source=JudgeSource.HUMAN, family="human", spec={}))
-            session.flush()
+            add_if_missing(session, JudgeRow, name=rater, source=JudgeSource.HUMAN,
+                           family="human", spec={})  # fmt: skip
             session.add(
                 JudgmentRow(
                     id=judgment_id(row.target, rater, shown.order), pair_id=row.target,
@@ -368,13 +401,17 @@ def submit_labels(
     store: Store, rater: str, task: str, strategies: list[str], *, now: float
 ) -> None:
     """Store which of the 15 strategies ``rater`` sees in the seat's completion."""
+    for strategy in strategies:
+        plain_text(strategy, "strategy")
     unknown = [s for s in strategies if s not in SUPPORT_STRATEGIES]
     if unknown:
         raise TaskRefused(f"unknown strategies {unknown}; pick from the list shown")
-    with store.session() as session:
+    with _answering(store, rater, task) as session:
         row = _owned(session, rater, task)
         if row.kind != LABEL:
             raise TaskRefused("this task is not a labelling task")
+        if session.scalar(select(reply_by(row.target, rater))):
+            raise TaskRefused(OWN_REPLY)
         session.add(
             LabelRow(
                 id=label_id(row.target, rater), completion_id=row.target, rater_id=rater,

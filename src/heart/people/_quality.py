@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from heart.people._tasks import JUDGE
+from heart.people._tasks import JUDGE, reopen
 from heart.store import JudgmentRow, RaterRow, Store, TaskRow, counted_judgment
 
 OUTLIER_Z = 3.5
@@ -64,12 +64,7 @@ def exclude(session: Session, rater: str, reason: str) -> None:
     person.excluded_reason = reason
     mine = TaskRow.rater_id == rater
     judged = and_(TaskRow.done, TaskRow.kind == JUDGE, TaskRow.check.is_(None))
-    session.execute(
-        update(TaskRow)
-        .where(mine, ~TaskRow.done | judged)
-        .values(rater_id=None, expires_at=None, served_at=None, submitted_at=None, done=False)
-        .execution_options(synchronize_session=False)
-    )
+    reopen(session, and_(mine, ~TaskRow.done | judged))
 
 
 def time_outliers(seconds: list[float]) -> list[bool]:

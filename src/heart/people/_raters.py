@@ -7,7 +7,8 @@ import secrets
 
 from sqlalchemy import select
 
-from heart.store import RaterRow, Store, now_iso
+from heart.people._text import plain_text
+from heart.store import RaterRow, Store, add_if_missing, now_iso
 from heart.types import stable_id
 
 
@@ -20,6 +21,7 @@ def invite(store: Store, n: int, note: str = "") -> list[tuple[str, str]]:
     token is shown once: the store keeps only its sha256."""
     if n < 1:
         raise ValueError(f"the number of invites must be positive, got {n}")
+    plain_text(note, "note")
     out = []
     with store.session() as session:
         for _ in range(n):
@@ -41,17 +43,22 @@ def rater_for_token(store: Store, token: str) -> str | None:
 
 def prolific_rater(store: Store, participant: str, study: str, session_id: str) -> str:
     """The rater for a Prolific-style entry. The participant id is stored only as a hash; the
-    same participant in the same study always gets the same rater."""
+    same participant in the same study always gets the same rater, however many of their
+    first entries arrive at once."""
     if not participant.strip():
         raise ValueError("the entry link has no participant id")
+    for value, what in (
+        (participant, "participant id"),
+        (study, "study id"),
+        (session_id, "session id"),
+    ):
+        plain_text(value, what)
     rater = stable_id("p-", study, participant, length=12)
     with store.session() as session:
-        if session.get(RaterRow, rater) is None:
-            session.add(
-                RaterRow(
-                    id=rater, token_hash=None, created_at=now_iso(),
-                    meta={"entry": "prolific", "study": study, "session": session_id,
-                          "participant_hash": token_hash(f"{study}\x1f{participant}")},
-                )
+        if session.get(RaterRow, rater) is None:  # first entry (perhaps several at once)
+            add_if_missing(
+                session, RaterRow, id=rater, token_hash=None, created_at=now_iso(),
+                meta={"entry": "prolific", "study": study, "session": session_id,
+                      "participant_hash": token_hash(f"{study}\x1f{participant}")},
             )  # fmt: skip
     return rater

@@ -3,15 +3,23 @@ gold and attention checks mixed in), labellers per sampled completion. Idempoten
 
 from __future__ import annotations
 
-import random
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
-from heart.ids import seat_order
-from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
+from heart.ids import coin, seat_order
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    PairRow,
+    Store,
+    TaskRow,
+    pair_with_reply_by,
+    reply_by,
+)
 from heart.types import Order, Shown, Status
 
 WRITE, JUDGE, LABEL = "write", "judge", "label"
@@ -41,32 +49,59 @@ def expected_answer(check: str | None, shown: Order | str) -> str | None:
     return side if check == GOLD else f"{side}++"
 
 
+ON_OWN_REPLY = and_(
+    TaskRow.rater_id.is_not(None),
+    or_(pair_with_reply_by(TaskRow.target, TaskRow.rater_id),
+        reply_by(TaskRow.target, TaskRow.rater_id)),
+)  # fmt: skip
+"""A seat taken by someone on a pair holding their own reply, or to label it (stores from
+before claims refused those)."""
+
+
+def reopen(session: Session, seats: ColumnElement[bool]) -> None:
+    """Give the ``seats`` back to the pool, free and not submitted; what was stored for them
+    stays in the store."""
+    session.execute(
+        update(TaskRow)
+        .where(seats)
+        .values(rater_id=None, expires_at=None, served_at=None, submitted_at=None, done=False)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def _label_sample(
-    completions: list[tuple[str, str, str]], n: int, seed: int
+    completions: list[tuple[str, str, str]], sampled: set[str], n: int, seed: int
 ) -> list[tuple[str, str]]:
-    """``n`` (completion, item) pairs spread evenly over systems, seeded, stable as data grow."""
-    by_system: dict[str, list[tuple[str, str]]] = {}
-    for cid, item, system in sorted(completions):
-        by_system.setdefault(system, []).append((cid, item))
-    rng = random.Random(seed)
-    for rows in by_system.values():
-        rng.shuffle(rows)
+    """The (completion, item) pairs to add to the ``sampled`` completions so that ``n`` get
+    label seats. What is sampled stays; each system's completions come in a seeded order of
+    their own (a new completion never moves another), drawn from the systems with the fewest
+    sampled first, so the sample is spread evenly and the same whatever the restarts."""
+    queues: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    taken: Counter[str] = Counter()
+    for cid, item, system in completions:
+        if cid in sampled:
+            taken[system] += 1
+        else:
+            queues[system].append((coin(seed, "label", cid), cid, item))
+    for queue in queues.values():
+        queue.sort(reverse=True)  # the first in the seeded order is popped first
     out: list[tuple[str, str]] = []
-    depth = 0
-    while len(out) < n and any(depth < len(rows) for rows in by_system.values()):
-        for system in sorted(by_system):
-            rows = by_system[system]
-            if depth < len(rows) and len(out) < n:
-                out.append(rows[depth])
-        depth += 1
+    while len(sampled) + len(out) < n and any(queues.values()):
+        system = min((s for s, q in queues.items() if q), key=lambda s: (taken[s], s))
+        _, cid, item = queues[system].pop()
+        taken[system] += 1
+        out.append((cid, item))
     return out
 
 
 def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
     """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
     after every ``check_every`` judge seats one check seat on an item: gold or attention in
-    turn), ``labellers_per_completion`` per sampled completion. Existing seats are kept."""
+    turn), ``labellers_per_completion`` per sampled completion (the sample only ever tops up to
+    ``label_completions``). Existing seats are kept, but any taken on the taker's own reply
+    goes back to the pool, for others to fill."""
     with store.session() as s:
+        reopen(s, ON_OWN_REPLY)
         have = {(k, t) for k, t in s.execute(select(TaskRow.kind, TaskRow.target)).all()}
         items = sorted(s.scalars(select(ItemRow.id)).all())
         pairs = s.execute(select(PairRow.id, PairRow.item_id).order_by(PairRow.id)).all()
@@ -98,7 +133,8 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
                 # named after the pair it follows ("_" sorts after the ":" of a task id), so
                 # the queue serves it right after that pair, among the others
                 seats(JUDGE, f"{pair}_{check}", item, spec.raters_per_pair, check=check)
-        for cid, item in _label_sample(list(done), spec.label_completions, seed):
+        sampled = {target for kind, target in have if kind == LABEL}
+        for cid, item in _label_sample(list(done), sampled, spec.label_completions, seed):
             seats(LABEL, cid, item, spec.labellers_per_completion)
         added = Counter(row.kind for row in rows)
         s.add_all(rows)

@@ -26,6 +26,7 @@ from heart.store import (
     PromptRow,
     SystemRow,
     counted_judgment,
+    left_out_judgments,
 )
 from heart.study import Study
 from heart.types import Status
@@ -33,7 +34,8 @@ from heart.types import Status
 
 @dataclass(frozen=True)
 class JudgeCounts:
-    """One judge's verdicts: counted, valid but not counted (an excluded rater's), failed."""
+    """One judge's verdicts: counted, valid but left out (see ``StudyFacts.left_out`` for why),
+    and failed."""
 
     counted: int
     left_out: int
@@ -53,6 +55,7 @@ class StudyFacts:
     boards: list[Board]
     agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
 
     @property
     def main(self) -> Board | None:
@@ -123,4 +126,5 @@ def gather_facts(study: Study) -> StudyFacts:
         boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
+        left_out=left_out_judgments(study.store),
     )

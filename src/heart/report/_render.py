@@ -59,11 +59,14 @@ def _study_lines(facts: StudyFacts) -> list[str]:
     for system, (ok, failed) in facts.completions.items():
         out.append(f"- completions by `{system}`: {ok} ok, {failed} failed")
     for judge, n in facts.judgments.items():
-        left_out = f", {n.left_out} valid but left out (rater excluded)" if n.left_out else ""
+        left_out = f", {n.left_out} valid but left out" if n.left_out else ""
         out.append(
             f"- judgments by `{judge}`: {n.counted} counted{left_out}, {n.failed} failed "
             "(failed ones are never counted)"
         )
+    if facts.left_out:
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(facts.left_out.items()))
+        out.append(f"- judgments left out of the analyses: {reasons}")
     out += ["", "### Prompts", ""]
     out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
     return out

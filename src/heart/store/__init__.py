@@ -1,7 +1,9 @@
 """The study store: SQLAlchemy tables, and opening and migrating a database."""
 
-from heart.store._counted import counted_judgment
+from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
 from heart.store._db import Store, now_iso, open_store
+from heart.store._insert import add_if_missing
+from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
     CallRow,
@@ -37,7 +39,12 @@ __all__ = [
     "Store",
     "SystemRow",
     "TaskRow",
+    "add_if_missing",
     "counted_judgment",
+    "left_out_judgments",
+    "left_out_reason",
     "now_iso",
     "open_store",
+    "pair_with_reply_by",
+    "reply_by",
 ]

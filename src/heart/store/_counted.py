@@ -1,16 +1,52 @@
-"""Which stored judgments count: the one rule the analyses, the exports and the admin views
-share."""
+"""Which stored judgments count: the one rule the analyses, the exports, the admin views and the
+report share, and why a judgment that does not count is left out."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, select
+from collections import Counter
+from collections.abc import Callable
 
+from sqlalchemy import ColumnElement, and_, case, select
+
+from heart.store._db import Store
+from heart.store._own import pair_with_reply_by
 from heart.store._tables import JudgmentRow, RaterRow
 from heart.types import Status
 
 
+def _failed() -> ColumnElement[bool]:
+    return JudgmentRow.status != Status.OK
+
+
+def _excluded_rater() -> ColumnElement[bool]:
+    return JudgmentRow.judge.in_(select(RaterRow.id).where(RaterRow.excluded_reason.is_not(None)))
+
+
+def _own_reply() -> ColumnElement[bool]:
+    return pair_with_reply_by(JudgmentRow.pair_id, JudgmentRow.judge)
+
+
+LEFT_OUT: dict[str, Callable[[], ColumnElement[bool]]] = {
+    "failed": _failed,
+    "by a rater excluded by quality control": _excluded_rater,
+    "by a rater on a pair holding their own reply": _own_reply,
+}
+"""Why a judgment is left out of the analyses (the first reason that applies) → its test."""
+
+
 def counted_judgment() -> ColumnElement[bool]:
-    """A judgment counts when it holds a valid verdict and its rater was not excluded by
-    quality control (LLM judges are never excluded)."""
-    excluded = select(RaterRow.id).where(RaterRow.excluded_reason.is_not(None))
-    return and_(JudgmentRow.status == Status.OK, JudgmentRow.judge.not_in(excluded))
+    """A judgment counts when it holds a valid verdict, its rater was not excluded by quality
+    control (LLM judges are never excluded), and no reply in its pair is the rater's own."""
+    return and_(*(~rule() for rule in LEFT_OUT.values()))
+
+
+def left_out_reason() -> ColumnElement[str | None]:
+    """Why a judgment is not counted (a key of LEFT_OUT), or NULL when it counts."""
+    return case(*((rule(), reason) for reason, rule in LEFT_OUT.items()), else_=None)
+
+
+def left_out_judgments(store: Store) -> dict[str, int]:
+    """How many stored judgments the analyses leave out, per reason."""
+    with store.session() as session:
+        reasons = session.scalars(select(left_out_reason()).where(~counted_judgment()))
+        return dict(Counter(str(reason) for reason in reasons))

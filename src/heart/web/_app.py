@@ -13,12 +13,13 @@ from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from heart.people import sync_tasks
+from heart.people import TaskRefused, sync_tasks
 from heart.study import open_study
 from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
+from heart.web._logging import redact_access_log
 from heart.web._session import Signer
-from heart.web._state import HERE, WebState, make_templates, message
+from heart.web._state import HERE, WebState, make_templates, message, sentence
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -59,11 +60,12 @@ class SecurityHeaders:
 
 def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     """The app over the study in ``study_root``: every seat of human work is added to the store
-    now, so links work as soon as the server is up."""
+    now, so links work as soon as the server is up; uvicorn's access log leaves secrets out."""
     if len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
     study = open_study(study_root)
     sync_tasks(study.store, study.config.people, study.config.seed)
+    redact_access_log()
     state = WebState(study=study, signer=Signer(secret, admin_token), templates=make_templates())
 
     @asynccontextmanager
@@ -81,6 +83,11 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     @app.exception_handler(FormRejected)
     async def rejected(request: Request, exc: FormRejected) -> Response:
         return message(request, exc.status, "Nothing was saved", exc.message)
+
+    @app.exception_handler(TaskRefused)
+    async def refused(request: Request, exc: TaskRefused) -> Response:
+        """A task that changed while its page was made (the same person in another tab)."""
+        return message(request, 409, "Nothing was saved", sentence(str(exc)))
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for module in (_entry, _work, _admin):

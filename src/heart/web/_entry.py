@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from heart.people import prolific_rater, rater_for_token
+from heart.people import TaskRefused, prolific_rater, rater_for_token
 from heart.web._session import RATER_COOKIE, RATER_MAX_AGE
 from heart.web._state import current_rater, message, render, see_other, web
 
@@ -41,6 +41,14 @@ def invite_entry(request: Request, token: str) -> Response:
     return _signed_in(request, rater, "invite")
 
 
+def _incomplete(request: Request) -> Response:
+    return message(
+        request, 400, "This link is incomplete",
+        "The link has no valid participant id. Go back to Prolific and open the study link "
+        "from there.",
+    )  # fmt: skip
+
+
 @router.get("/prolific")
 def prolific_entry(request: Request) -> Response:
     q = request.query_params
@@ -49,11 +57,7 @@ def prolific_entry(request: Request) -> Response:
         q.get("SESSION_ID", "").strip(),
     )  # fmt: skip
     if not participant or max(len(participant), len(study), len(session)) > MAX_ID:
-        return message(
-            request, 400, "This link is incomplete",
-            "The link has no valid participant id. Go back to Prolific and open the study "
-            "link from there.",
-        )  # fmt: skip
+        return _incomplete(request)
     wanted = web(request).study.config.people.prolific_study
     if wanted is not None and study != wanted:
         return message(
@@ -61,5 +65,8 @@ def prolific_entry(request: Request) -> Response:
             "The study id in the link is not the one this site collects answers for. Go back to "
             "Prolific and open the link of this study from there.",
         )  # fmt: skip
-    rater = prolific_rater(web(request).study.store, participant, study, session)
+    try:
+        rater = prolific_rater(web(request).study.store, participant, study, session)
+    except TaskRefused:  # an id with a control character in it
+        return _incomplete(request)
     return _signed_in(request, rater, "prolific")

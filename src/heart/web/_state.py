@@ -57,6 +57,11 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     return web(request).templates.TemplateResponse(request, template, context, status_code=status)
 
 
+def sentence(text: str) -> str:
+    """``text`` (an error's message) as a sentence: capitalised, ending in a full stop."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
 def message(request: Request, status: int, title: str, text: str) -> HTMLResponse:
     """A page that only says what happened and what to do."""
     return render(request, "message.html", status, title=title, text=text)

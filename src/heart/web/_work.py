@@ -31,7 +31,15 @@ from heart.store import TaskRow
 from heart.types import SUPPORT_STRATEGIES
 from heart.web._forms import Form, read_form
 from heart.web._session import RaterSession, same
-from heart.web._state import WebState, current_rater, message, render, see_other, web
+from heart.web._state import (
+    WebState,
+    current_rater,
+    message,
+    render,
+    see_other,
+    sentence,
+    web,
+)
 
 router = APIRouter()
 
@@ -43,16 +51,27 @@ CHECKLIST = {
 """What a judge confirms before sending: key → the reminder shown."""
 
 ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
+CLAIM_ATTEMPTS = 5
 Submit = Callable[[WebState, str, str, Form, float], None]
 
 
 def _claim(state: WebState, rater: str, kind: str) -> Task | None:
+    """The rater's seat of ``kind`` to show, or None when no work is left for them. A seat
+    submitted in between (the same person in another tab) gives way to the next one."""
     people = state.study.config.people
-    task = claim(
-        state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
-        cap=people.tasks_per_person,
-    )  # fmt: skip
-    return None if task is None else load_task(state.study.store, rater, task)
+    for attempt in range(CLAIM_ATTEMPTS):
+        task = claim(
+            state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
+            cap=people.tasks_per_person,
+        )  # fmt: skip
+        if task is None:
+            return None
+        try:
+            return load_task(state.study.store, rater, task)
+        except TaskRefused:
+            if attempt == CLAIM_ATTEMPTS - 1:
+                raise
+    return None
 
 
 def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
@@ -149,8 +168,7 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
             state, session.rater, _resolve(state, session.rater, kind, handle), form, time.time()
         )
     except TaskRefused as exc:
-        note = str(exc)
-        note = note[:1].upper() + note[1:] + ("" if note.endswith(".") else ".")
+        note = sentence(str(exc))
         task = _claim(state, session.rater, kind)
         if task is None:
             return _nothing_left(request, session, kind, 400, note)

@@ -1,0 +1,23 @@
+"""Adding a row that others may add at the same moment (a person's first entry, their first
+verdict): INSERT ... ON CONFLICT DO NOTHING, so a race is no error and the row is there after."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from heart.store._tables import Base
+
+
+def add_if_missing(session: Session, table: type[Base], **values: Any) -> None:
+    """Insert a ``table`` row of ``values`` unless one with the same key is stored (or is being
+    stored by another transaction, which this one then waits for)."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        session.execute(postgresql.insert(table).values(**values).on_conflict_do_nothing())
+    elif dialect == "sqlite":
+        session.execute(sqlite.insert(table).values(**values).on_conflict_do_nothing())
+    else:  # another database: look first (a race there can still conflict)
+        session.merge(table(**values))

@@ -1,0 +1,27 @@
+"""A person's own replies: nobody judges a pair holding a reply they wrote, nor labels one. A
+human completion names its writer as ``contributor``, the rater id a judgment or seat names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, exists, or_
+from sqlalchemy.orm import aliased
+
+from heart.store._tables import CompletionRow, PairRow
+
+
+def reply_by(completion: Any, person: Any) -> ColumnElement[bool]:
+    """Whether ``completion`` (an id, or a column or parameter of one) was written by
+    ``person``."""
+    own = aliased(CompletionRow)
+    return exists().where(own.id == completion, own.contributor == person)
+
+
+def pair_with_reply_by(pair: Any, person: Any) -> ColumnElement[bool]:
+    """Whether ``pair`` (an id, or a column or parameter of one) holds a reply ``person``
+    wrote."""
+    own, held = aliased(CompletionRow), aliased(PairRow)
+    return exists().where(
+        held.id == pair, or_(own.id == held.a_id, own.id == held.b_id), own.contributor == person
+    )
