@@ -26,6 +26,7 @@ from heart.errors import HeartError
 if TYPE_CHECKING:
     from heart.engine import Progress, RunSummary
     from heart.generate import GenerationSummary
+    from heart.items.adversarial import AdversarialSummary
     from heart.judging import JudgingPlan, JudgingSummary
     from heart.pipeline import DryRun, ItemsSummary, ReportSummary
     from heart.study import Study
@@ -147,6 +148,43 @@ def items_build(
         _print_items(build_items(s, esconv, ProgressBar()), s.config.items.regular)
 
 
+def _print_adversarial(summary: AdversarialSummary) -> None:
+    """Per escalation profile: conversations rewritten, kept, and rejected by reason."""
+    from heart.items.adversarial import MIN_TURNS
+
+    table = Table(
+        title=f"{summary.kept} adversarial items kept of {summary.sources} conversations "
+        f"rewritten ({summary.requested} asked for)"
+    )
+    for col in ("profile", "rewritten", "kept", "rejected", "reasons"):
+        table.add_column(col, justify="left" if col in ("profile", "reasons") else "right")
+    for profile, counts in summary.by_profile.items():
+        reasons = ", ".join(f"{why} {n}" for why, n in counts.rejected.most_common())
+        rejected = counts.requested - counts.kept
+        table.add_row(profile, str(counts.requested), str(counts.kept), str(rejected), reasons)
+    console.print(table)
+    if summary.sources < summary.requested:
+        console.print(
+            f"[yellow]Only {summary.sources} conversations of the corpus have a supporter "
+            f"greeting, {MIN_TURNS} or more turns and pass the safety screen.[/yellow]"
+        )
+    _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
+                 "rewriter or rater calls failed")  # fmt: skip
+
+
+@items_app.command("adversarial")
+def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+    """Rewrite the seeker turns of items.adversarial conversations to escalation profiles, rate
+    and check every rewrite, and store the kept ones as adversarial items."""
+    from heart import pipeline
+
+    with _study(study) as s:
+        if dry_run:
+            _print_dry_run(pipeline.dry_run(s, ("adversarial",)), s.config.engine.budget_usd)
+        else:
+            _print_adversarial(pipeline.build_adversarial(s, ProgressBar()))
+
+
 @items_app.command("show")
 def items_show(
     item_id: Annotated[str, typer.Argument(help="An item id, as in `heart items list`.")],
@@ -231,7 +269,9 @@ DryRunOption = Annotated[
 def _print_dry_run(plan: DryRun, budget: float | None) -> None:
     """Per stage: calls, cached, new, tokens and the most they can cost, per endpoint."""
     for stage in plan.stages:
-        if stage.stage == "generate":
+        if stage.stage == "adversarial":
+            extra = " (first tries; hostility ratings and retries come on top)"
+        elif stage.stage == "generate":
             extra = f" ({stage.fixed} fixed replies to store)"
         elif len(plan.stages) > 1:
             extra = " (pairs stored so far; new completions add pairs)"
@@ -403,6 +443,8 @@ def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
             return
         done = pipeline.run(s, ProgressBar())
         _print_items(done.items, s.config.items.regular)
+        if done.adversarial is not None:
+            _print_adversarial(done.adversarial)
     _print_generation(done.generation)
     _print_judging(done.judging)
     _print_report(done.report)

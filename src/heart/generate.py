@@ -18,7 +18,7 @@ from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
-from heart.types import Item, Status, SystemKind
+from heart.types import Item, Status, Subset, SystemKind
 
 GENERATION_PROMPT = "generation"
 
@@ -115,6 +115,9 @@ def plan_generation(study: Study) -> GenerationPlan:
     plan = GenerationPlan(fixed=[], calls=[], already_done=len(done))
     for system in study.config.systems:
         todo = [item for item in items if (item.id, system.name) not in done]
+        if system.kind is SystemKind.DATASET:
+            # ESConv's reply answered the calm seeker of the source, not the rewritten one
+            todo = [item for item in todo if item.subset is Subset.REGULAR]
         if system.kind in (SystemKind.DATASET, SystemKind.CONTROL):
             plan.fixed += [(item, system) for item in todo]
         if system.kind is not SystemKind.MODEL or not todo:

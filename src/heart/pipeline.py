@@ -20,7 +20,9 @@ from heart.config import STUDY_FILE
 from heart.engine import PlannedModel, ProgressFn, plan_calls
 from heart.generate import GenerationSummary, plan_generation
 from heart.generate import generate as _generate
-from heart.items import Selection, count_items
+from heart.items import Selection, count_items, count_rewrites
+from heart.items.adversarial import AdversarialSummary, plan_adversarial
+from heart.items.adversarial import build_adversarial as _build_adversarial
 from heart.judging import JudgingPlan, JudgingSummary, build_pairs, judge_pairs, plan_judging
 from heart.release import (
     ImportSummary,
@@ -32,7 +34,7 @@ from heart.release import (
 from heart.report import StudyFacts, board_warning, gather_facts, write_report
 from heart.study import Study, create_study, open_study
 
-Stage = Literal["generate", "judge"]
+Stage = Literal["adversarial", "generate", "judge"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class StudyRun:
     """Every stage of one `run`, and how long it took."""
 
     items: ItemsSummary
+    adversarial: AdversarialSummary | None  # None when none are asked for or they are built
     generation: GenerationSummary
     judging: JudgingSummary
     report: ReportSummary
@@ -130,6 +133,17 @@ def build_items(
     )
 
 
+def build_adversarial(study: Study, progress: ProgressFn | None = None) -> AdversarialSummary:
+    """Rewrite ``items.adversarial`` conversations to their escalation profiles, rate and check
+    every rewrite, and store the kept ones as adversarial items (replacing earlier ones)."""
+    return _build_adversarial(study, progress)
+
+
+def _adversarial_due(study: Study) -> bool:
+    """Adversarial items are asked for and the stage has not settled them yet."""
+    return study.config.items.adversarial > 0 and not count_rewrites(study.store)
+
+
 def generate(study: Study, progress: ProgressFn | None = None) -> GenerationSummary:
     """Every missing or failed completion of every non-human system."""
     return _generate(study, progress)
@@ -155,19 +169,31 @@ def report(study: Study) -> ReportSummary:
 
 
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
-    """Every stage in order (items unless some are stored, generate, judge, report)."""
+    """Every stage in order (regular items unless some are stored, adversarial items unless
+    they are settled, generate, judge, report)."""
     start = time.perf_counter()
     stored = count_items(study.store)
     items = ItemsSummary(stored) if stored else build_items(study, progress=progress)
+    adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
     generation = generate(study, progress)
     judging = judge(study, progress)
-    return StudyRun(items, generation, judging, report(study), seconds=time.perf_counter() - start)
+    return StudyRun(
+        items, adversarial, generation, judging, report(study),
+        seconds=time.perf_counter() - start,
+    )  # fmt: skip
 
 
-def dry_run(study: Study, stages: tuple[Stage, ...] = ("generate", "judge")) -> DryRun:
-    """The calls, tokens and most cost each stage would spend now; nothing is called. Judging
-    plans the pairs stored so far (new completions add pairs)."""
+def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
+    """The calls, tokens and most cost each stage would spend now (default: the stages `run`
+    would do); nothing is called. The adversarial stage counts its first tries (ratings and
+    retries come on top); judging plans the pairs stored so far (new completions add pairs)."""
+    if stages is None:
+        due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
+        stages = (*due, "generate", "judge")
     plans = []
+    if "adversarial" in stages:
+        calls = plan_adversarial(study)
+        plans.append(StagePlan("adversarial", plan_calls(calls, study.store)))
     if "generate" in stages:
         generation = plan_generation(study)
         models = plan_calls(generation.calls, study.store)
@@ -211,6 +237,7 @@ __all__ = [
     "StagePlan",
     "StudyRun",
     "audit",
+    "build_adversarial",
     "build_items",
     "dry_run",
     "export",

@@ -2,6 +2,7 @@
 
 from heart.items._build import (
     count_items,
+    count_rewrites,
     item_from_row,
     item_to_row,
     save_selection,
@@ -26,6 +27,7 @@ __all__ = [
     "SecondPass",
     "Selection",
     "count_items",
+    "count_rewrites",
     "item_from_row",
     "item_to_row",
     "make_item",

@@ -10,7 +10,14 @@ from sqlalchemy.orm import Session
 
 from heart.errors import HeartError
 from heart.items._select import Selection
-from heart.store import CompletionRow, ConversationRow, ItemRow, ScreeningRow, Store
+from heart.store import (
+    CompletionRow,
+    ConversationRow,
+    ItemRow,
+    RewriteRow,
+    ScreeningRow,
+    Store,
+)
 from heart.types import Item, Subset, Turn
 
 if TYPE_CHECKING:
@@ -134,3 +141,9 @@ def stored_item(store: Store, item_id: str) -> tuple[Item, str | None]:
             select(ScreeningRow.detail).where(ScreeningRow.item_id == item_id)
         ).first()
         return item_from_row(row), detail
+
+
+def count_rewrites(store: Store) -> int:
+    """How many conversations the adversarial stage has settled (kept or rejected)."""
+    with store.session() as session:
+        return int(session.scalar(select(func.count()).select_from(RewriteRow)) or 0)

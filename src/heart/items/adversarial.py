@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from heart.corpus import Corpus, load_corpus
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.errors import HeartError
 from heart.items._adversarial import (
+    MIN_TURNS,
     Problem,
     Source,
     adversarial_item,
@@ -44,26 +46,38 @@ RATER_PROMPT = "hostility-rater"
 RETRY_PROMPT = "rewrite-retry"
 REASK_PROMPT = "reask"
 KEPT, REJECTED = "kept", "rejected"
-TEXT_CHARS = 400  # the longest rewritten seeker turn (a supporter turn keeps its own length)
+__all__ = [
+    "MIN_TURNS",
+    "AdversarialSummary",
+    "ProfileCounts",
+    "build_adversarial",
+    "plan_adversarial",
+]
+TEXT_CHARS = 400  # the longest rewritten seeker turn
+TURN_KEY = re.compile(r"turn_([0-9]{1,3})")
 
 
 def rewrite_schema(source: Source) -> dict[str, Any]:
-    """Every turn in order, each with its speaker; strings long enough to copy a supporter turn."""
-    longest = max(len(t.text) for t in source.turns)
-    turn = {
-        "type": "object",
-        "properties": {
-            "speaker": {"type": "string", "enum": [Role.SUPPORTER.value, Role.SEEKER.value]},
-            "text": {"type": "string", "maxLength": max(TEXT_CHARS, longest + 20)},
-        },
-        "required": ["speaker", "text"],
-        "additionalProperties": False,
-    }
-    n = len(source.turns)
+    """Every turn of the chat in order, as ``turn_1``, ``turn_2``, ...: a supporter turn held to
+    its exact words (where a server enforces schemas, it cannot change them), a seeker turn free
+    text of at most TEXT_CHARS characters."""
+    properties = {}
+    for n, turn in enumerate(source.turns, 1):
+        text: dict[str, Any] = (
+            {"type": "string", "enum": [turn.text]}
+            if turn.role is Role.SUPPORTER
+            else {"type": "string", "maxLength": TEXT_CHARS}
+        )
+        properties[f"turn_{n}"] = {
+            "type": "object",
+            "properties": {"speaker": {"type": "string", "enum": [turn.role.value]}, "text": text},
+            "required": ["speaker", "text"],
+            "additionalProperties": False,
+        }
     return {
         "type": "object",
-        "properties": {"turns": {"type": "array", "items": turn, "minItems": n, "maxItems": n}},
-        "required": ["turns"],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
@@ -116,22 +130,25 @@ def rating_request(turns: list[tuple[str, str]], prompt: Prompt, spec: ModelSpec
 
 
 def parse_rewrite(text: str) -> list[tuple[str, str]]:
-    """The rewrite's turns as (speaker, text); ValueError saying what is wrong."""
+    """The rewrite's turns as (speaker, text), in the order of their numbers; ValueError saying
+    what is wrong."""
     try:
         value = json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
-    turns = value.get("turns") if isinstance(value, dict) else None
-    if not isinstance(turns, list):
-        raise ValueError('no list of "turns"')
-    out = []
-    for n, turn in enumerate(turns, 1):
+    if not isinstance(value, dict):
+        raise ValueError('not a JSON object of "turn_1", "turn_2", ...')
+    numbered = {}
+    for key, turn in value.items():
+        found = TURN_KEY.fullmatch(key)
+        if found is None:
+            raise ValueError(f'unexpected field "{key[:40]}"; use "turn_1", "turn_2", ...')
         speaker = turn.get("speaker") if isinstance(turn, dict) else None
         said = turn.get("text") if isinstance(turn, dict) else None
         if speaker not in (Role.SUPPORTER.value, Role.SEEKER.value) or not isinstance(said, str):
-            raise ValueError(f'turn {n} needs "speaker" (supporter or seeker) and "text"')
-        out.append((speaker, said.strip()))
-    return out
+            raise ValueError(f'"{key}" needs "speaker" (supporter or seeker) and "text"')
+        numbered[int(found.group(1))] = (speaker, said.strip())
+    return [numbered[n] for n in sorted(numbered)]
 
 
 def parse_ratings(text: str, seeker_turns: int) -> list[int]:
