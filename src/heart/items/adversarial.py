@@ -224,12 +224,14 @@ def _recorder(state: _Try, rating: bool) -> Recorder:
     """Keep the answer on the try; every answer is cached, since a refused rewrite is asked
     again as a follow-up of it (a failed call is reported by the engine)."""
 
-    def record(_session: Session, response: ChatResponse | None, _error: str | None) -> None:
-        text = response.text if response is not None else None
+    def record(_session: Session, response: ChatResponse | None, error: str | None) -> str | None:
+        if response is None:
+            return error
         if rating:
-            state.rating = text
+            state.rating = response.text
         else:
-            state.answer, state.tries = text, state.tries + 1
+            state.answer, state.tries = response.text, state.tries + 1
+        return None
 
     return record
 

@@ -38,5 +38,8 @@ class RemoteModel:
         return self._client
 
     async def aclose(self) -> None:
+        """Close the client; the next call opens a new one (each engine run has its own event
+        loop, and a client belongs to the loop it was opened on)."""
         if self._client is not None:
-            await self._client.close()
+            client, self._client = self._client, None
+            await client.close()
