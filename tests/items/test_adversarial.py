@@ -171,8 +171,9 @@ class Script:
     def __call__(self, body: dict[str, Any]) -> str:
         system = conversation(body)[0][1]
         if system.startswith("You rate how hostile"):
-            levels = [int(n) for n in LEVEL.findall(last_user_text(body))]
-            return json.dumps({"hostility": levels})
+            user = last_user_text(body)
+            levels = [int(n) for n in LEVEL.findall(user)]  # an original turn is calm: 1
+            return json.dumps({"hostility": levels or [1] * user.count("Seeker turn")})
         first_user = next(text for role, text in conversation(body) if role == "user")
         situation = first_user.splitlines()[0].removeprefix("Situation: ")
         scenario = self.situations[situation]

@@ -329,6 +329,16 @@ def _stability(comparisons: Comparisons, name: str, seed: int) -> Stability | No
     )
 
 
+def human_llm_agreement(
+    comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+) -> Share | None:
+    """Human majority against the LLM ensemble's majority on the pairs both voted on."""
+    votes = _Votes(comparisons)
+    humans = _group(comparisons, JudgeSource.HUMAN)
+    llms = _group(comparisons, JudgeSource.LLM)
+    return _human_llm(votes, humans, llms, comparisons.judges, (rounds, seed, level))[0]
+
+
 def analyse_agreement(
     comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
 ) -> AgreementReport:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from heart.config import EngineSpec, Price, ProviderName
@@ -254,7 +254,8 @@ class _Writer:
                 for (call, _, _, fresh), failure in zip(results, failures, strict=True)
                 if fresh is not None and failure is None
             }
-            if answers:
+            if answers:  # a newer answer replaces one cached but refused on a check
+                session.execute(delete(CallRow).where(CallRow.hash.in_(list(answers))))
                 session.execute(insert(CallRow), list(answers.values()))
         return failures
 

@@ -184,7 +184,6 @@ class _Try:
     request: ChatRequest
     tries: int = 0
     answer: str | None = None  # the rewriter's answer to the current try
-    rating: str | None = None  # the hostility rater's answer on it
     turns: list[tuple[str, str]] = field(default_factory=list)
     ratings: list[int] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -220,17 +219,14 @@ class AdversarialSummary:
         return sum(c.requested for c in self.by_profile.values())
 
 
-def _recorder(state: _Try, rating: bool) -> Recorder:
-    """Keep the answer on the try; every answer is cached, since a refused rewrite is asked
-    again as a follow-up of it (a failed call is reported by the engine)."""
+def _recorder(state: _Try) -> Recorder:
+    """Keep the rewriter's answer on the try; every answer is cached, since a refused rewrite is
+    asked again as a follow-up of it (a failed call is reported by the engine)."""
 
     def record(_session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         if response is None:
             return error
-        if rating:
-            state.rating = response.text
-        else:
-            state.answer, state.tries = response.text, state.tries + 1
+        state.answer, state.tries = response.text, state.tries + 1
         return None
 
     return record
@@ -275,7 +271,7 @@ class _Stage:
         for state in pending:
             calls.append(
                 Call(model=self.rewriter, request=state.request, group=f"rw/{state.source.key}",
-                     on_result=_recorder(state, rating=False), price=self.spec.rewriter.price)
+                     on_result=_recorder(state), price=self.spec.rewriter.price)
             )  # fmt: skip
             state.calls.append(call_key(self.rewriter, state.request))
         self._run(calls, f"rewrite (try {round_no})")
@@ -288,32 +284,62 @@ class _Stage:
                 continue
             state.problems = structure_problems(state.source, state.turns)
 
-    def _rating_round(self, rated: list[_Try], round_no: int) -> None:
+    def _rate(self, chats: dict[str, list[tuple[str, str]]], label: str) -> dict[str, str]:
+        """The hostility rater's answer on each chat (key → its JSON text)."""
+        answers: dict[str, str] = {}
+
+        def keep(key: str) -> Recorder:
+            def record(_s: Session, response: ChatResponse | None, error: str | None) -> str | None:
+                if response is None:
+                    return error
+                answers[key] = response.text
+                return None
+
+            return record
+
         calls = []
-        for state in rated:
-            n = state.source.seeker_turns
-            request = rating_request(state.turns, self.rater_prompt, self.spec.rater)
+        for key, turns in chats.items():
+            n = sum(speaker == Role.SEEKER.value for speaker, _ in turns)
+            request = rating_request(turns, self.rater_prompt, self.spec.rater)
             check = Check(
                 problem=_rating_problem(n),
                 message=lambda problem: self.reask_text.replace("{problem}", problem),
             )
             calls.append(
-                Call(model=self.rater, request=request, group=f"rate/{state.source.key}",
-                     on_result=_recorder(state, rating=True), price=self.spec.rater.price,
-                     check=check)
+                Call(model=self.rater, request=request, group=f"rate/{key}", on_result=keep(key),
+                     price=self.spec.rater.price, check=check)
             )  # fmt: skip
-            state.calls.append(call_key(self.rater, request))
-        self._run(calls, f"rate hostility (try {round_no})")
+        self._run(calls, label)
+        return answers
+
+    def _rating_round(self, rated: list[_Try], round_no: int) -> None:
+        chats = {state.source.key: state.turns for state in rated}
+        answers = self._rate(chats, f"rate hostility (try {round_no})")
         for state in rated:
+            request = rating_request(state.turns, self.rater_prompt, self.spec.rater)
+            state.calls.append(call_key(self.rater, request))
             try:
-                state.ratings = parse_ratings(state.rating or "", state.source.seeker_turns)
+                state.ratings = parse_ratings(answers[state.source.key], state.source.seeker_turns)
             except ValueError as exc:
                 state.problems = [Problem("rating_invalid", str(exc))]
                 continue
             tolerance = self.spec.hostility_tolerance
             state.problems = rating_problems(state.source, state.ratings, tolerance)
 
+    def rate_sources(self, sources: list[Source]) -> dict[str, list[int]]:
+        """The rater on the original, calm seeker turns: a check that it tells them apart."""
+        chats = {s.key: [(t.role.value, t.text) for t in s.turns] for s in sources}
+        answers = self._rate(chats, "rate the original seeker turns")
+        out = {}
+        for source in sources:
+            try:
+                out[source.key] = parse_ratings(answers[source.key], source.seeker_turns)
+            except ValueError:
+                out[source.key] = []  # an invalid answer rates nothing
+        return out
+
     def run(self, sources: list[Source]) -> list[_Try]:
+        """Every source through its tries, each ending kept or rejected."""
         states = [
             _Try(s, rewrite_request(s, self.rewriter_prompt, self.spec.rewriter)) for s in sources
         ]
@@ -352,7 +378,13 @@ def _meta(state: _Try, stage: _Stage) -> dict[str, object]:
     }
 
 
-def _save(study: Study, corpus: Corpus, states: list[_Try], stage: _Stage) -> bool:
+def _save(
+    study: Study,
+    corpus: Corpus,
+    states: list[_Try],
+    stage: _Stage,
+    source_ratings: dict[str, list[int]],
+) -> bool:
     """Replace the stored adversarial items and rewrites with this build's, refusing to drop
     items that already have completions; returns whether the items changed."""
     items = {
@@ -394,7 +426,8 @@ def _save(study: Study, corpus: Corpus, states: list[_Try], stage: _Stage) -> bo
                     start=s.source.start, end=s.source.end, profile=s.source.profile.value,
                     targets=list(s.source.targets), status=s.status, attempts=s.tries,
                     reasons=[str(p) for p in s.problems], turns=[list(t) for t in s.turns],
-                    ratings=s.ratings, item_id=kept.id if kept else None, calls=s.calls,
+                    ratings=s.ratings, source_ratings=source_ratings.get(s.source.key, []),
+                    item_id=kept.id if kept else None, calls=s.calls,
                     created_at=stamp,
                 )
             )  # fmt: skip
@@ -430,7 +463,8 @@ def build_adversarial(study: Study, progress: ProgressFn | None = None) -> Adver
     corpus, sources = _sources(study) if spec.adversarial else (Corpus(), [])
     stage = _Stage(study, progress)
     states = stage.run(sources) if sources else []
-    changed = _save(study, corpus, states, stage)
+    controls = stage.rate_sources(sources) if sources else {}
+    changed = _save(study, corpus, states, stage, controls)
     by_profile: dict[str, ProfileCounts] = {p.value: ProfileCounts() for p in Profile}
     for s in states:
         counts = by_profile[s.source.profile.value]

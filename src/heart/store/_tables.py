@@ -218,8 +218,9 @@ class LabelRow(Base):
 
 class RewriteRow(Base):
     """A conversation chosen for an adversarial item: its escalation profile and targets, the
-    last rewrite and hostility ratings, every call made for it, and whether it became an item
-    (``status`` kept, with ``item_id``) or was rejected (with the reasons of its last try)."""
+    last rewrite and its hostility ratings, the rater's ratings of the original seeker turns (a
+    check on the rater), every call made for it, and whether it became an item (``status``
+    kept, with ``item_id``) or was rejected (with the reasons of its last try)."""
 
     __tablename__ = "rewrites"
     id: Mapped[str] = mapped_column(String(80), primary_key=True)
@@ -233,6 +234,7 @@ class RewriteRow(Base):
     reasons: Mapped[list[Any]] = mapped_column(JSON, default=list)
     turns: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [[speaker, text], ...]
     ratings: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    source_ratings: Mapped[list[Any]] = mapped_column(JSON, default=list)  # the calm originals
     item_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     calls: Mapped[list[Any]] = mapped_column(JSON, default=list)
     created_at: Mapped[str] = mapped_column(String(32))

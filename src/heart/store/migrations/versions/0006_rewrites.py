@@ -27,6 +27,7 @@ def upgrade() -> None:
         sa.Column("reasons", sa.JSON(), nullable=False),
         sa.Column("turns", sa.JSON(), nullable=False),
         sa.Column("ratings", sa.JSON(), nullable=False),
+        sa.Column("source_ratings", sa.JSON(), nullable=False),
         sa.Column("item_id", sa.String(length=40), nullable=True),
         sa.Column("calls", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.String(length=32), nullable=False),
