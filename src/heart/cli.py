@@ -200,6 +200,11 @@ def items_show(
     console.print(
         f"[bold]{item.id}[/bold]  {item.subset}  {item.problem_type} / {item.emotion_type}"
     )
+    if "profile" in item.meta:
+        console.print(
+            f"escalation: {item.meta['profile']}, target hostility {item.meta['targets']}, "
+            f"rated {item.meta['ratings']}"
+        )
     console.print(f"situation: {item.situation}")
     console.print(
         f"conversation {item.conversation_id}, reply turn {item.turn_index}, "
@@ -336,10 +341,16 @@ def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
 
 
 def _print_report(summary: ReportSummary) -> None:
-    from heart.report import terminal_audit, terminal_table
+    from heart.report import rater_verdict, terminal_audit, terminal_table
 
     if summary.warning:
         console.print(f"[bold red]{summary.warning}[/bold red]")
+    adversarial = summary.facts.adversarial
+    if adversarial is not None and adversarial.rater.flagged:
+        console.print(
+            f"[bold red]Hostility rater: {rater_verdict(adversarial.rater)}[/bold red]",
+            highlight=False,
+        )
     console.print(terminal_table(summary.facts))
     if summary.facts.audit:
         console.print(terminal_audit(summary.facts.audit))

@@ -27,6 +27,7 @@ from heart.store import (
     PairRow,
     PromptRow,
     RaterRow,
+    RewriteRow,
     ScreeningRow,
     Store,
     SystemRow,
@@ -36,7 +37,7 @@ from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
 
 BUNDLE_FORMAT = "heart-bundle"
 BUNDLE_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1 had no raters and no strategy labels
+READABLE_VERSIONS = (1, 2)  # version 1 had no raters, strategy labels or rewrites
 MANIFEST = "manifest.json"
 
 # Export order is dependency order, so an import can insert file by file.
@@ -48,6 +49,7 @@ TABLES: list[tuple[str, type[Base]]] = [
     ("conversations.jsonl", ConversationRow),
     ("items.jsonl", ItemRow),
     ("screening.jsonl", ScreeningRow),
+    ("rewrites.jsonl", RewriteRow),
     ("completions.jsonl", CompletionRow),
     ("pairs.jsonl", PairRow),
     ("judgments.jsonl", JudgmentRow),
@@ -64,6 +66,7 @@ carries raters only as pseudonymous ids with their exclusion reason."""
 REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
     ("items.jsonl", "conversation_id"): ("conversations.jsonl", "id"),
     ("screening.jsonl", "conversation_id"): ("conversations.jsonl", "id"),
+    ("rewrites.jsonl", "conversation_id"): ("conversations.jsonl", "id"),
     ("completions.jsonl", "item_id"): ("items.jsonl", "id"),
     ("completions.jsonl", "system"): ("systems.jsonl", "name"),
     ("pairs.jsonl", "item_id"): ("items.jsonl", "id"),

@@ -206,15 +206,12 @@ class Script:
 def _adversarial_study(root: Path, server: FaultServer, n: int, retries: int = 1) -> Path:
     create_study(root, demo=True)
     model = f"{{provider: openai, base_url: '{server.openai_base_url}', model: local}}"
-    text = (root / "study.yaml").read_text()
-    text = text.replace(
-        "  min_context_turns: 3\n",
-        f"  min_context_turns: 3\n  adversarial: {n}\n  adversarial_max_turns: 6\n"
-        f"  rewrite_retries: {retries}\n  rewriter: {model}\n",
-    )
-    head = text.split("systems:\n", 1)[0]
+    head = (root / "study.yaml").read_text().split("items:\n", 1)[0]
     (root / "study.yaml").write_text(
-        head + f"systems:\n  - {{name: model-a, kind: model, family: a, model: {model}}}\n"
+        head + "items:\n  esconv: esconv_demo.jsonl\n  regular: 12\n"
+        f"  adversarial: {n}\n  adversarial_max_turns: 6\n  rewrite_retries: {retries}\n"
+        f"  rewriter: {model}\n"
+        f"systems:\n  - {{name: model-a, kind: model, family: a, model: {model}}}\n"
         "  - {name: esconv-original, kind: dataset, family: dataset}\n"
         "  - {name: warm, kind: control, family: control, reply: 'That sounds so hard.'}\n"
         f"judges:\n  - {{name: judge, family: j, model: {model}}}\n"

@@ -3,6 +3,7 @@ resampling conversations (the same draws for both subsets), and whether the orde
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,9 @@ def _on_conversations(sub: Comparisons, conversations: list[str]) -> Floats:
 
 def _centred(elo: Floats, common: list[int]) -> Floats:
     """Elo moved so the systems both subsets rank average 1500 (per row when 2-D)."""
-    out: Floats = elo - np.nanmean(elo[..., common], axis=-1, keepdims=True) + 1500.0
+    with warnings.catch_warnings():  # a bootstrap round that drew none of a subset's items
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out: Floats = elo - np.nanmean(elo[..., common], axis=-1, keepdims=True) + 1500.0
     return out
 
 

@@ -11,12 +11,14 @@ from heart.report._render import (
     terminal_table,
     write_report,
 )
+from heart.report._tables import rater_verdict
 
 __all__ = [
     "StudyFacts",
     "board_warning",
     "csv_files",
     "gather_facts",
+    "rater_verdict",
     "render_html",
     "render_markdown",
     "terminal_audit",

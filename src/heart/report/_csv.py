@@ -142,6 +142,46 @@ def agreement_files(report: AgreementReport | None) -> dict[str, str]:
     }
 
 
+def adversarial_files(facts: StudyFacts) -> dict[str, str]:
+    """The adversarial stage per profile, the hostility rater check, and regular against
+    adversarial Elo and agreement per judge source."""
+    files = {}
+    report = facts.adversarial
+    if report is not None:
+        rows: list[list[Cell]] = [
+            [p.profile, p.rewritten, p.kept, p.rewritten - p.kept,
+             "; ".join(f"{why}={n}" for why, n in p.rejected.items())]
+            for p in report.profiles
+        ]  # fmt: skip
+        files["adversarial.csv"] = _csv(
+            ["profile", "rewritten", "kept", "rejected", "reasons"], rows
+        )
+        c = report.rater
+        files["hostility_rater.csv"] = _csv(
+            ["turns", "mean_error", "spearman", "rewritten_mean", "original_mean", "tolerance",
+             "flagged", "problems"],
+            [[c.turns, c.mean_error, c.spearman, c.rewritten_mean, c.original_mean, c.tolerance,
+              c.flagged, "; ".join(c.problems)]],
+        )  # fmt: skip
+    if facts.subsets:
+        shifts: list[list[Cell]] = [
+            [cmp.source, s.system, s.regular, s.adversarial, s.shift, s.low, s.high,
+             s.rank_regular, s.rank_adversarial]
+            for cmp in facts.subsets
+            for s in cmp.shifts
+        ]  # fmt: skip
+        files["subsets.csv"] = _csv(
+            ["judges", "system", "elo_regular", "elo_adversarial", "shift", "low", "high",
+             "rank_regular", "rank_adversarial"],
+            shifts,
+        )  # fmt: skip
+        agreement: list[list[Cell]] = [
+            [subset, *_share(share)] for subset, share in facts.subsets[0].agreement.items()
+        ]
+        files["agreement-subsets.csv"] = _csv(["items", *SHARE_COLUMNS], agreement)
+    return files
+
+
 def csv_files(facts: StudyFacts) -> dict[str, str]:
     """Every CSV file of the report, by name."""
     boards, differences = [], []
@@ -153,4 +193,5 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
         "differences.csv": _csv(DIFFERENCE_HEADER, differences),
         "judge_audit.csv": _csv(AUDIT_HEADER, audit_rows(facts.audit)),
         **agreement_files(facts.agreement),
+        **adversarial_files(facts),
     }

@@ -8,13 +8,18 @@ from dataclasses import dataclass, field
 from sqlalchemy import Row, func, select
 
 from heart.analyses import (
+    AdversarialReport,
     AgreementReport,
     Board,
     JudgeAudit,
     Leaderboard,
+    Source,
+    SubsetComparison,
+    adversarial_report,
     analyse_agreement,
     audit_judges,
     build_boards,
+    compare_subsets,
     load_comparisons,
     verdict_counts,
 )
@@ -30,6 +35,8 @@ from heart.store import (
 )
 from heart.study import Study
 from heart.types import Status
+
+SOURCES: tuple[Source, ...] = ("llm", "human")
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,8 @@ class StudyFacts:
     agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
+    adversarial: AdversarialReport | None = None  # what the adversarial stage made
+    subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
 
     @property
     def main(self) -> Board | None:
@@ -127,4 +136,13 @@ def gather_facts(study: Study) -> StudyFacts:
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
         left_out=left_out_judgments(study.store),
+        adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),
+        subsets=[
+            shift
+            for source in SOURCES
+            if (
+                shift := compare_subsets(comparisons, source, rounds=rounds, seed=seed, level=level)
+            )
+            is not None
+        ],
     )

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, Normalize
 from matplotlib.figure import Figure
 
-from heart.analyses import BEST_HUMAN, Board
+from heart.analyses import BEST_HUMAN, AdversarialReport, Board
 from heart.types import Axis
 
 AXES = [a.value for a in Axis]
@@ -86,4 +86,27 @@ def forest_png(board: Board) -> bytes:
     )
     ax.set_title(f"Elo with intervals ({board.title})", fontsize=10)
     ax.grid(axis="x", color="#eeeeee")
+    return _png(fig)
+
+
+def hostility_png(report: AdversarialReport) -> bytes:
+    """One panel per escalation profile with kept items: each item's target hostility per
+    seeker turn (line) and the rater's score (points)."""
+    profiles = [p.profile for p in report.profiles if p.kept]
+    fig = Figure(figsize=(3.2 * len(profiles) + 0.6, 2.9))
+    axes = np.atleast_1d(fig.subplots(1, len(profiles), sharey=True, squeeze=False)[0])
+    for ax, profile in zip(axes, profiles, strict=True):
+        for n, kept in enumerate(k for k in report.kept if k.profile == profile):
+            turns = np.arange(1, len(kept.targets) + 1)
+            colour = f"C{n % 10}"
+            ax.plot(turns, kept.targets, color=colour, lw=1.5, alpha=0.6)
+            ax.plot(turns, kept.ratings, "o", color=colour, ms=4)
+        ax.set_title(profile, fontsize=9)
+        ax.set_xlabel("seeker turn", fontsize=8)
+        longest = max(len(k.targets) for k in report.kept if k.profile == profile)
+        ax.set_xticks(range(1, longest + 1))
+        ax.set_ylim(-0.5, 10.5)
+        ax.grid(color="#eeeeee")
+    axes[0].set_ylabel("hostility (line: target, dots: rated)", fontsize=8)
+    fig.suptitle("Kept adversarial items: target against rated hostility", fontsize=10, y=1.04)
     return _png(fig)

@@ -12,12 +12,13 @@ from rich.table import Table as RichTable
 from heart.analyses import Board, JudgeAudit
 from heart.report._csv import csv_files
 from heart.report._facts import StudyFacts
-from heart.report._figures import forest_png, heatmap_png
+from heart.report._figures import forest_png, heatmap_png, hostility_png
 from heart.report._tables import (
     AUDIT_HEADER,
     AXES,
     Table,
     ablation_table,
+    adversarial_tables,
     agreement_tables,
     audit_rows,
     audit_table,
@@ -26,6 +27,8 @@ from heart.report._tables import (
     board_table,
     differences_table,
     head_to_head_table,
+    rater_verdict,
+    subset_tables,
 )
 
 
@@ -51,6 +54,33 @@ def board_tables(board: Board) -> list[Table]:
         differences_table(board),
         ablation_table(board),
     ]
+
+
+def adversarial_section(facts: StudyFacts) -> tuple[list[str], list[Table], list[str]]:
+    """The adversarial section: warnings to read first, its tables, and notes after them."""
+    warnings: list[str] = []
+    tables: list[Table] = []
+    lines: list[str] = []
+    if facts.adversarial is None:
+        lines.append(
+            "This study has no adversarial items: set items.adversarial (20 in a full study) and "
+            "run `heart items adversarial`."
+        )
+    else:
+        tables += adversarial_tables(facts.adversarial)
+        if facts.adversarial.rater.flagged:
+            warnings.append(
+                "Warning: the hostility rater is unreliable, so the kept items are not shown to "
+                "be as hostile as their profiles ask: " + rater_verdict(facts.adversarial.rater)
+            )
+    for comparison in facts.subsets:
+        tables += subset_tables(comparison)
+    if facts.adversarial is not None and not facts.subsets:
+        lines.append(
+            "No board compares regular and adversarial items yet: that needs verdicts on both "
+            "subsets from the same judges."
+        )
+    return warnings, tables, lines
 
 
 def _study_lines(facts: StudyFacts) -> list[str]:
@@ -100,6 +130,14 @@ def render_markdown(facts: StudyFacts) -> str:
         out += [f"## {board.title}", ""]
         for table in board_tables(board):
             out += markdown_table(table)
+    out += ["## Adversarial items", ""]
+    warnings, tables, lines = adversarial_section(facts)
+    for line in warnings:
+        out += [f"**{line}**", ""]
+    for table in tables:
+        out += markdown_table(table)
+    for line in lines:
+        out += [line, ""]
     tables = agreement_tables(facts.agreement)
     if tables:
         out += ["## Agreement", ""]
@@ -174,7 +212,8 @@ def render_html(facts: StudyFacts) -> str:
         f"<h1>HEART report: {e(facts.name)}</h1>",
     ]
     sections = [(b.key, b.title) for b in facts.boards] + [
-        ("agreement", "Agreement"), ("audit", "Judge audit"), ("study", "Study"),
+        ("adversarial", "Adversarial items"), ("agreement", "Agreement"),
+        ("audit", "Judge audit"), ("study", "Study"),
     ]  # fmt: skip
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
@@ -190,6 +229,13 @@ def render_html(facts: StudyFacts) -> str:
             parts.append(_figure(heatmap_png(board), "leaderboard heatmap", f"heatmap-{board.key}"))
         parts.append(_figure(forest_png(board), "Elo forest plot", f"forest-{board.key}"))
         parts += [html_table(t) for t in tables[1:]]
+    parts.append("<h2 id='adversarial'>Adversarial items</h2>")
+    warnings, tables, lines = adversarial_section(facts)
+    parts += [f"<p class='flag'>{e(line)}</p>" for line in warnings]
+    parts += [html_table(t) for t in tables]
+    if facts.adversarial is not None and facts.adversarial.kept:
+        parts.append(_figure(hostility_png(facts.adversarial), "hostility by turn", "hostility"))
+    parts += [f"<p>{e(line)}</p>" for line in lines]
     parts.append("<h2 id='agreement'>Agreement</h2>")
     tables = agreement_tables(facts.agreement)
     parts += [html_table(t) for t in tables] or [

@@ -8,10 +8,16 @@ from dataclasses import dataclass, field
 from heart.analyses import (
     BEST_HUMAN,
     CLEAR_CONSENSUS,
+    MIN_SEPARATION,
+    MIN_SPEARMAN,
+    SOURCE_TITLES,
+    AdversarialReport,
     AgreementReport,
     Board,
     JudgeAudit,
+    RaterCheck,
     Standing,
+    SubsetComparison,
 )
 from heart.report._figures import band_colour
 from heart.stats import Share
@@ -334,3 +340,109 @@ def audit_table(audits: list[JudgeAudit]) -> Table:
     return Table(
         "Judge audit (LLM judges)", AUDIT_HEADER, audit_rows(audits), AUDIT_NOTE, "judge-audit"
     )
+
+
+ADVERSARIAL_NOTE = (
+    "A rewrite becomes an item only if it alternates supporter and seeker, opens with the "
+    "supporter's greeting, keeps every supporter turn word for word and the number of seeker "
+    "turns, has at least 4 turns, passes the safety screen, ends on a seeker turn rated 8 or "
+    "more, and keeps every rated seeker turn within the tolerance of its target. A rewrite that "
+    "fails is asked again with the reasons (items.rewrite_retries), then rejected with the "
+    "reasons of its last try. ESConv's original reply answered the calm seeker of the source "
+    "conversation, so the ESConv original takes no part in adversarial items."
+)
+
+
+def rater_verdict(check: RaterCheck) -> str:
+    """The hostility rater check's conclusion, in words."""
+    if check.flagged:
+        return "UNRELIABLE: " + "; ".join(check.problems) + "."
+    if check.cautions:
+        return "Caution: " + "; ".join(check.cautions) + "."
+    return "no problem found"
+
+
+def adversarial_tables(report: AdversarialReport) -> list[Table]:
+    """Per escalation profile what became of the rewrites, and the hostility rater check."""
+    outcome = [
+        [p.profile, str(p.rewritten), str(p.kept), str(p.rewritten - p.kept),
+         ", ".join(f"{why} {n}" for why, n in p.rejected.items()) or "–"]
+        for p in report.profiles
+    ]  # fmt: skip
+    check = report.rater
+    rater = [
+        ["rewritten seeker turns rated", str(check.turns)],
+        ["mean |rating − target|", _num(check.mean_error, 1)],
+        ["Spearman ρ of ratings with targets", _num(check.spearman, 2)],
+        ["mean rating of the rewritten turns", _num(check.rewritten_mean, 1)],
+        ["mean rating of the original, calm turns", _num(check.original_mean, 1)],
+        ["conclusion", rater_verdict(check)],
+    ]
+    return [
+        Table(
+            "Adversarial items by escalation profile",
+            ["profile", "rewritten", "kept", "rejected", "reasons (last try)"],
+            outcome,
+            ADVERSARIAL_NOTE,
+            "adversarial-items",
+        ),
+        Table(
+            "Hostility rater check",
+            ["what", "value"],
+            rater,
+            "The rater is the only check that a rewrite is as hostile as asked. It should rate "
+            "the rewritten turns near their targets and well above the original seeker turns "
+            f"(by {MIN_SEPARATION:g} or more, with Spearman ρ of {MIN_SPEARMAN:g} or more and "
+            f"a mean miss within the tolerance of {check.tolerance}); otherwise its ratings, and "
+            "the items it let through, are not evidence of hostility.",
+            "hostility-rater",
+        ),
+    ]
+
+
+def subset_tables(comparison: SubsetComparison) -> list[Table]:
+    """Each system's Elo on regular and on adversarial items, the shift, and agreement."""
+    lv = f"{100 * comparison.level:.0f}%"
+    rows = [
+        [s.system, f"{s.regular:.0f}", f"{s.adversarial:.0f}", f"{s.shift:+.0f}",
+         _interval(s.low, s.high), str(s.rank_regular), str(s.rank_adversarial)]
+        for s in comparison.shifts
+    ]  # fmt: skip
+    changes = "changes" if comparison.order_changes else "does not change"
+    note = (
+        "Elo on each subset, centred on the systems both rank (mean 1500); shift = adversarial "
+        f"minus regular, with a {lv} interval from resampling conversations "
+        f"({comparison.rounds} rounds, the same draws for both subsets). Kendall τ between the "
+        f"two orders: {_num(comparison.kendall_tau, 2)}; the order {changes}."
+    )
+    if comparison.only_regular:
+        note += f" On regular items only: {', '.join(comparison.only_regular)}."
+    title = SOURCE_TITLES[comparison.source]
+    tables = [
+        Table(
+            f"Regular against adversarial items: {title}",
+            [
+                "system",
+                "Elo regular",
+                "Elo adversarial",
+                "shift",
+                f"{lv} CI",
+                "rank regular",
+                "rank adversarial",
+            ],
+            rows,
+            note,
+            f"subsets-{comparison.source}",
+        )
+    ]
+    if any(share is not None for share in comparison.agreement.values()):
+        tables.append(
+            Table(
+                "Human–LLM agreement by subset",
+                ["items", "agreement"],
+                [[subset, _share(share)] for subset, share in comparison.agreement.items()],
+                "Human majority against the LLM ensemble's majority on the pairs both voted on.",
+                "agreement-subsets",
+            )
+        )
+    return tables
