@@ -109,7 +109,7 @@ def _print_items(summary: ItemsSummary, requested: int) -> None:
     """The items stage's counts by problem type and by screening rule."""
     selection = summary.selection
     if selection is None:
-        console.print(f"items: {summary.stored} already built")
+        console.print(f"items: {_subsets(summary.stored)} already built")
         return
     by_problem = selection.counts_by_problem()
     table = Table(
@@ -131,7 +131,14 @@ def _print_items(summary: ItemsSummary, requested: int) -> None:
     if summary.duplicates:
         console.print(f"{summary.duplicates} duplicate conversations were skipped.")
     state = "stored" if summary.changed else "unchanged (already stored)"
-    console.print(f"Items {state} in {summary.seconds:.1f} s.")
+    console.print(
+        f"Items {state} in {summary.seconds:.1f} s; the study has {_subsets(summary.stored)}."
+    )
+
+
+def _subsets(counts: dict[str, int]) -> str:
+    """Like ``12 regular and 2 adversarial items``."""
+    return " and ".join(f"{n} {subset}" for subset, n in counts.items()) + " items"
 
 
 @items_app.command("build")

@@ -39,9 +39,9 @@ Stage = Literal["adversarial", "generate", "judge"]
 
 @dataclass(frozen=True)
 class ItemsSummary:
-    """The items stage: how many items are stored, and (when it ran) what the screen chose."""
+    """The items stage: the items stored per subset, and (when it ran) what the screen chose."""
 
-    stored: int
+    stored: dict[str, int]
     selection: Selection | None = None  # None when the stage was skipped
     conversations: int = 0
     duplicates: int = 0
@@ -173,7 +173,7 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     they are settled, generate, judge, report)."""
     start = time.perf_counter()
     stored = count_items(study.store)
-    items = ItemsSummary(stored) if stored else build_items(study, progress=progress)
+    items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
     adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
     generation = generate(study, progress)
     judging = judge(study, progress)

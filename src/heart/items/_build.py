@@ -124,9 +124,13 @@ def stored_items(store: Store) -> list[Item]:
         return [item_from_row(row) for row in rows]
 
 
-def count_items(store: Store) -> int:
+def count_items(store: Store) -> dict[str, int]:
+    """Stored items per subset (every subset named, zero when it has none)."""
     with store.session() as session:
-        return int(session.scalar(select(func.count()).select_from(ItemRow)) or 0)
+        found = dict(
+            session.execute(select(ItemRow.subset, func.count()).group_by(ItemRow.subset)).all()
+        )
+    return {subset.value: int(found.get(subset.value, 0)) for subset in Subset}
 
 
 def stored_item(store: Store, item_id: str) -> tuple[Item, str | None]:
