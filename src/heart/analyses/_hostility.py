@@ -81,15 +81,15 @@ def _rater_check(rows: list[RewriteRow], tolerance: int) -> RaterCheck:
         rho = float(spearmanr(targets, ratings).statistic)
     separation = _mean(ratings) - _mean(originals)
     problems, cautions = [], []
-    if rated and originals and separation <= 0:
+    if rated and originals and separation <= 0:  # damning however few turns were rated
         problems.append(
             f"it rates the rewritten turns (mean {_mean(ratings):.1f}) no higher than the calm "
             f"originals (mean {_mean(originals):.1f})"
         )
-    elif len(rated) < MIN_TURNS_TO_JUDGE:
+    if len(rated) < MIN_TURNS_TO_JUDGE:
         cautions.append(f"only {len(rated)} rewritten turns were rated: too few to judge the rater")
     else:
-        if not separation >= MIN_SEPARATION:
+        if 0 < separation < MIN_SEPARATION:
             problems.append(
                 f"it rates the rewritten turns (mean {_mean(ratings):.1f}) barely above the calm "
                 f"originals (mean {_mean(originals):.1f})"
