@@ -131,3 +131,17 @@ def test_select_all_rows_changes_nothing(seeded: Store) -> None:
     human = comparisons.by_source("human")
     assert human.judges == ["r1", "r2"] and human.judge_sources == ["human", "human"]
     assert set(comparisons.by_subset("adversarial").items) == {"i4", "i5"}
+
+
+def test_verdicts_on_a_pair_of_one_system_are_left_out_and_counted(seeded: Store) -> None:
+    clean = load_comparisons(seeded, source="all")
+    one_system = [
+        Verdict(0, "m1", "m1", "g", "a", 5),  # a reply against itself
+        Verdict(1, "human/x", "human/y", "r1", "b", 2),  # two people of the pooled system
+    ]
+    seed_verdicts(seeded, one_system, kinds={"human": "human"}, sources={"r1": "human"})
+    loaded = load_comparisons(seeded, source="all")
+    assert (clean.one_system, loaded.one_system, len(loaded)) == (0, 2, len(clean))
+    np.testing.assert_array_equal(loaded.a, clean.a)
+    boards = build_boards(loaded, rounds=20)
+    assert repr(boards) == repr(build_boards(clean, rounds=20))

@@ -37,7 +37,9 @@ class Comparisons:
     ``first_won`` whether the reply shown first won; ``pair`` numbers the pairs (the same number
     in both orders); ``order_ab`` whether a was shown first. ``completion_a``/``completion_b``
     index ``completions`` (ids), ``item`` indexes ``items``; per-item subsets and per-judge
-    sources, kinds and families sit beside their name lists.
+    sources, kinds and families sit beside their name lists. ``one_system`` counts the verdicts
+    left out because both replies of their pair belong to one system (say, an imported pair of
+    a system with itself): they say nothing about its rating.
     """
 
     systems: list[str]
@@ -67,6 +69,7 @@ class Comparisons:
     completion_b: Ints
     axis_strength: npt.NDArray[np.float64]
     axis_given: npt.NDArray[np.bool_]
+    one_system: int = 0
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -156,7 +159,8 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
 
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays;
-    raters excluded by quality control are left out."""
+    raters excluded by quality control are left out, and so are verdicts on a pair whose two
+    replies belong to one system (counted in ``one_system``)."""
     # the axis verdicts are read out of the JSON by the database: columns 4 to 13
     query = (
         select(
@@ -198,6 +202,8 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
         ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
+    two_systems = [r for r in rows if completions[r.a_id][0] != completions[r.b_id][0]]
+    one_system, rows = len(rows) - len(two_systems), two_systems
     systems = sorted(
         {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
     )
@@ -260,4 +266,5 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         completion_b=ints([cp_index[r.b_id] for r in rows]),
         axis_strength=axis_strength,
         axis_given=axis_given,
+        one_system=one_system,
     )

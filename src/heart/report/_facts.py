@@ -36,6 +36,7 @@ class StudyFacts:
     boards: list[Board]
     agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)
+    one_system: int = 0  # verdicts left out: both replies of their pair from one system
 
     @property
     def main(self) -> Board | None:
@@ -99,4 +100,5 @@ def gather_facts(study: Study) -> StudyFacts:
         boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
+        one_system=comparisons.one_system,
     )

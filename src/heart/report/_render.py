@@ -62,6 +62,11 @@ def _study_lines(facts: StudyFacts) -> list[str]:
         out.append(
             f"- judgments by `{judge}`: {ok} ok, {failed} failed (failed ones are never counted)"
         )
+    if facts.one_system:
+        out.append(
+            f"- {facts.one_system} judgments left out: both replies of their pair belong to one "
+            "system, which says nothing about its rating"
+        )
     out += ["", "### Prompts", ""]
     out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
     return out
