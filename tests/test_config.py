@@ -163,3 +163,12 @@ def test_a_control_character_names_its_line() -> None:
     assert str(err.value) == (
         "study.yaml line 4: character U+0007 is not allowed in a YAML file; remove it"
     )
+
+
+def test_a_setting_named_with_an_unprintable_character_is_shown_escaped() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(SYSTEMS + 'people:\n  "writers\\x1e": 2\n', "study.yaml")
+    assert str(err.value).splitlines() == [
+        "study.yaml line 5: 'people.'writers\\x1e'': unknown setting; check its spelling and "
+        "indentation, got 2"
+    ]

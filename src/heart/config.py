@@ -374,6 +374,11 @@ def _require_unique(names: list[str], what: str) -> None:
         seen.add(name)
 
 
+def _field_name(path: tuple[Any, ...]) -> str:
+    """A setting's dotted name, a part that holds unprintable characters shown escaped."""
+    return ".".join(str(p) if str(p).isprintable() else repr(p) for p in path)
+
+
 def _line_index(
     node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int], source: str
 ) -> None:
@@ -386,7 +391,7 @@ def _line_index(
             key = key_node.value
             line = key_node.start_mark.line + 1
             if key in seen:
-                field = ".".join(str(p) for p in (*path, key))
+                field = _field_name((*path, key))
                 raise ConfigError(
                     f"{source} line {line}: '{field}' is set twice (first on line {seen[key]}); "
                     "keep one"
@@ -454,7 +459,7 @@ def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
             placed = err.get("ctx", {}).get("error")
             given = placed.loc if isinstance(placed, FieldProblem) else err["loc"]
             loc = tuple(p for p in given if not (isinstance(p, str) and "[" in p))
-            field = ".".join(str(p) for p in loc) or "(top level)"
+            field = _field_name(loc) or "(top level)"
             line = _line_of(lines, loc)
             where = f"{source} line {line}" if line else source
             got = err.get("input")

@@ -50,6 +50,7 @@ def describe(value: Any) -> str:
         else "an object"
     )
     short = json.dumps(value, ensure_ascii=False, default=str)
+    short = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in short)
     return f"{kind} {short if len(short) <= 40 else short[:37] + '...'}"
 
 
