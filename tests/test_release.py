@@ -470,6 +470,8 @@ def test_a_manifest_that_is_not_a_bundles_is_refused(
         ("items.jsonl", "meta", [], "'meta' must be an object, got a list []"),
         ("completions.jsonl", "contributor", "x" * 41, "'contributor' is 41 characters long"),
         ("completions.jsonl", "text", "a\x00b", "'text' holds a NUL character"),
+        ("completions.jsonl", "text", "\ud83d", "'text' holds a lone surrogate"),
+        ("systems.jsonl", "spec", json.loads('{"a":' * 40 + "1" + "}" * 40), "'spec' is nested"),
     ],
 )
 def test_a_bundle_value_the_store_cannot_hold_is_refused(

@@ -49,29 +49,44 @@ def describe(value: Any) -> str:
         if isinstance(value, list)
         else "an object"
     )
-    short = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        short = json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:
+        short = "[[[..." if isinstance(value, list) else "{...}"
     short = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in short)
     return f"{kind} {short if len(short) <= 40 else short[:37] + '...'}"
 
 
+MAX_DEPTH = 32
+"""The deepest a JSON value in a row may nest (a study's own values stay within a few levels)."""
+
+
+def _string_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "holds a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate, which is not Unicode text"
+    return None
+
+
 def text_problem(value: Any) -> str | None:
     """What keeps a string, or any string inside a JSON value, out of a store: a NUL character
-    (PostgreSQL refuses it) or a lone surrogate (not Unicode text)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return "holds a NUL character"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "holds a lone surrogate, which is not Unicode text"
-        return None
-    if isinstance(value, dict):
-        parts: list[Any] = [*value.keys(), *value.values()]
-    elif isinstance(value, list):
-        parts = value
-    else:
-        return None
-    return next((p for p in map(text_problem, parts) if p), None)
+    (PostgreSQL refuses it), a lone surrogate (not Unicode text), or nesting past MAX_DEPTH."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, str):
+            problem = _string_problem(item)
+            if problem:
+                return problem
+        elif isinstance(item, dict | list):
+            if depth == MAX_DEPTH:
+                return f"is nested more than {MAX_DEPTH} levels deep"
+            inner = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            todo += [(part, depth + 1) for part in inner]
+    return None
 
 
 @cache

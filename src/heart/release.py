@@ -355,7 +355,7 @@ def _check_pairs(session: Session, tables: dict[str, list[Row]], where: Where) -
         if a_system == b_system:
             raise ImportRefused(
                 f"{where('pairs.jsonl', number)}: 'b_id': both replies of the pair belong to "
-                f"system {a_system!r}; a pair compares the replies of two systems, {BUNDLE_FIX}"
+                f"system {a_system!r}, and a pair compares the replies of two systems; {BUNDLE_FIX}"
             )
         for column, item in (("a_id", a_item), ("b_id", b_item)):
             if item != pair["item_id"]:
@@ -383,12 +383,9 @@ def _unique_columns(model: type[Base]) -> list[tuple[str, ...]]:
     return sorted(s for s in sets if not private & set(s))
 
 
-def _insert_all(
-    session: Session, tables: dict[str, list[Row]], where: Where | None = None
-) -> ImportSummary:
+def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) -> ImportSummary:
     """Check references, pairs and conflicts for every row, then add the new ones (caller
     commits). A row stored already, or given twice, counts once and only if it says the same."""
-    where = where or (lambda name, number: f"{name} line {number}")
     _check_references(session, tables, where)
     _check_pairs(session, tables, where)
     added: dict[str, int] = {}
