@@ -383,56 +383,72 @@ def _unique_columns(model: type[Base]) -> list[tuple[str, ...]]:
     return sorted(s for s in sets if not private & set(s))
 
 
+def _unique_owners(session: Session, model: type[Base]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The key of the stored row that holds each value of each unique set of columns, keyed by
+    (columns, *values)."""
+    keys = _key_columns(model)
+    owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for unique in _unique_columns(model):
+        columns = [getattr(model, c) for c in (*keys, *unique)]
+        for values in session.execute(select(*columns)):
+            owners[(unique, *values[len(keys) :])] = tuple(values[: len(keys)])
+    return owners
+
+
+def _add_new_rows(session: Session, name: str, rows: list[Row], where: Where) -> tuple[int, int]:
+    """Add the rows of one table that are not stored yet; returns (added, unchanged). A row
+    stored already, or given twice, counts once, and only if it says the same."""
+    model = dict(TABLES)[name]
+    keys, uniques = _key_columns(model), _unique_columns(model)
+    owners = _unique_owners(session, model) if rows and uniques else {}
+    seen: dict[tuple[Any, ...], Row] = {}
+    added = unchanged = 0
+    for number, record in rows:
+        key = tuple(record[k] for k in keys)
+        first = seen.get(key)
+        stored = session.get(model, key) if first is None else None
+        earlier = first[1] if first else _row_dict(stored) if stored is not None else None
+        if earlier is not None:
+            changed = _changed(earlier, record)
+            if changed and first:
+                raise ImportRefused(
+                    f"{where(name, number)}: line {first[0]} gives the row with key "
+                    f"{list(key)} already, and this one differs in {changed}; keep one"
+                )
+            if changed:
+                raise ImportRefused(
+                    f"{where(name, number)}: a different row with key {list(key)} is already "
+                    f"stored (it differs in {changed}); nothing was imported"
+                )
+            unchanged += 1
+            continue
+        seen[key] = (number, record)
+        for unique in uniques:
+            owner = owners.setdefault((unique, *(record[c] for c in unique)), key)
+            if owner != key:
+                raise ImportRefused(
+                    f"{where(name, number)}: the row with key {list(owner)} has the same "
+                    f"{', '.join(unique)}; nothing was imported"
+                )
+        session.add(model(**record))
+        added += 1
+    session.flush()
+    return added, unchanged
+
+
 def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) -> ImportSummary:
-    """Check references, pairs and conflicts for every row, then add the new ones (caller
-    commits). A row stored already, or given twice, counts once and only if it says the same."""
+    """Check references and pairs, then add every table's new rows in dependency order (the
+    caller commits)."""
     _check_references(session, tables, where)
     _check_pairs(session, tables, where)
-    added: dict[str, int] = {}
-    unchanged: dict[str, int] = {}
-    for name, model in TABLES:
-        keys = _key_columns(model)
-        uniques = _unique_columns(model)
-        taken: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        if tables.get(name) and uniques:
-            columns = [getattr(model, c) for c in keys + [c for u in uniques for c in u]]
-            for values in session.execute(select(*columns)):
-                key, rest = tuple(values[: len(keys)]), values[len(keys) :]
-                for u in uniques:
-                    taken[(u, *rest[: len(u)])] = key
-                    rest = rest[len(u) :]
-        seen: dict[tuple[Any, ...], Row] = {}
-        for number, record in tables.get(name, []):
-            key = tuple(record[k] for k in keys)
-            first = seen.get(key)
-            stored = session.get(model, key) if first is None else None
-            earlier = first[1] if first else _row_dict(stored) if stored is not None else None
-            if earlier is not None:
-                changed = _changed(earlier, record)
-                if changed and first:
-                    raise ImportRefused(
-                        f"{where(name, number)}: line {first[0]} gives the row with key "
-                        f"{list(key)} already, and this one differs in {changed}; keep one"
-                    )
-                if changed:
-                    raise ImportRefused(
-                        f"{where(name, number)}: a different row with key {list(key)} is already "
-                        f"stored (it differs in {changed}); nothing was imported"
-                    )
-                unchanged[name] = unchanged.get(name, 0) + 1
-                continue
-            seen[key] = (number, record)
-            for u in uniques:
-                owner = taken.setdefault((u, *(record[c] for c in u)), key)
-                if owner != key:
-                    raise ImportRefused(
-                        f"{where(name, number)}: the row with key {list(owner)} has the same "
-                        f"{', '.join(u)}; nothing was imported"
-                    )
-            session.add(model(**record))
-            added[name] = added.get(name, 0) + 1
-        session.flush()
-    return ImportSummary(added=added, unchanged=unchanged)
+    summary = ImportSummary(added={}, unchanged={})
+    for name, _ in TABLES:
+        added, unchanged = _add_new_rows(session, name, tables.get(name, []), where)
+        if added:
+            summary.added[name] = added
+        if unchanged:
+            summary.unchanged[name] = unchanged
+    return summary
 
 
 def import_bundle(store: Store, bundle: Path) -> ImportSummary:
