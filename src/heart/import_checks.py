@@ -22,6 +22,9 @@ MAX_INT = 2**31 - 1
 STRENGTHS = range(1, 6)
 """A verdict's strength: 1 to 5."""
 
+MAX_DEPTH = 32
+"""The deepest a JSON value in a row may nest (a study's own values stay within a few levels)."""
+
 VOCABULARY: dict[tuple[str, str], tuple[str, ...]] = {
     ("systems", "kind"): tuple(SystemKind),
     ("judges", "source"): tuple(JudgeSource),
@@ -34,31 +37,27 @@ VOCABULARY: dict[tuple[str, str], tuple[str, ...]] = {
 """Columns whose text is one of a few words (table, column)."""
 
 
+JSON_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "true/false"),
+    ((int, float), "the number"),
+    (str, "the text"),
+    (list, "a list"),
+    (dict, "an object"),
+)
+"""How a message names each kind of JSON value (true/false before numbers: bool is an int)."""
+
+
 def describe(value: Any) -> str:
     """A value as a message names it: its JSON kind and a short form of it."""
     if value is None:
         return "nothing (null)"
-    kind = (
-        "true/false"
-        if isinstance(value, bool)
-        else "the number"
-        if isinstance(value, int | float)
-        else "the text"
-        if isinstance(value, str)
-        else "a list"
-        if isinstance(value, list)
-        else "an object"
-    )
+    kind = next((name for types, name in JSON_KINDS if isinstance(value, types)), "the value")
     try:
         short = json.dumps(value, ensure_ascii=False, default=str)
     except RecursionError:
         short = "[[[..." if isinstance(value, list) else "{...}"
     short = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in short)
     return f"{kind} {short if len(short) <= 40 else short[:37] + '...'}"
-
-
-MAX_DEPTH = 32
-"""The deepest a JSON value in a row may nest (a study's own values stay within a few levels)."""
 
 
 def _string_problem(value: str) -> str | None:
