@@ -6,7 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import inspect, select
+
 from heart.store import (
+    Base,
     CompletionRow,
     ConversationRow,
     ItemRow,
@@ -139,3 +142,14 @@ def seed_verdicts(
                     rationale="", created_at="x",
                 )
             )  # fmt: skip
+
+
+def snapshot(store: Store) -> dict[str, list[str]]:
+    """Every row of every table, in a form that compares equal exactly when nothing changed."""
+    out: dict[str, list[str]] = {}
+    with store.session() as s:
+        for model in Base.__subclasses__():
+            columns = [c.key for c in inspect(model).columns]
+            rows = s.execute(select(*(getattr(model, c) for c in columns))).all()
+            out[model.__tablename__] = sorted(repr(tuple(r)) for r in rows)
+    return out

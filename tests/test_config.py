@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
-from heart.config import PairDesign, parse_study
+from heart.config import PairDesign, load_study, parse_study
 from heart.errors import ConfigError
 from heart.types import SystemKind
 
@@ -85,3 +86,89 @@ def test_a_key_set_twice_is_refused_with_both_lines() -> None:
     with pytest.raises(ConfigError) as err:
         parse_study("name: x\nseed: 1\nseed: 2\nsystems: []\n", "study.yaml")
     assert "study.yaml line 3: 'seed' is set twice (first on line 2)" in str(err.value)
+
+
+SYSTEMS = """name: x
+systems:
+  - {name: original, kind: dataset, family: dataset}
+"""
+
+
+def test_an_unknown_human_system_is_refused_with_its_line() -> None:
+    text = SYSTEMS + "people:\n  writers_per_item: 2\n  human_system: crowd\n"
+    with pytest.raises(ConfigError) as err:
+        parse_study(text, "study.yaml")
+    message = str(err.value)
+    assert message.startswith("study.yaml line 6: 'people.human_system': names no system of kind")
+    assert "'crowd'" in message and message.endswith("or set people.human_system to one of them")
+    assert "\n" not in message
+
+
+def test_a_human_system_of_another_kind_is_refused() -> None:
+    text = SYSTEMS + "people: {human_system: original}\n"
+    with pytest.raises(ConfigError) as err:
+        parse_study(text, "study.yaml")
+    assert str(err.value).startswith(
+        "study.yaml line 4: 'people.human_system': names system 'original', of kind 'dataset'"
+    )
+
+
+def test_a_system_holding_the_default_human_name_must_be_of_kind_human() -> None:
+    text = SYSTEMS + "  - name: human\n    kind: control\n    family: control\n    reply: hi\n"
+    with pytest.raises(ConfigError) as err:
+        parse_study(text, "study.yaml")
+    assert str(err.value).startswith(
+        "study.yaml line 5: 'systems.1.kind': system 'human' has the name people's replies go to"
+    )
+
+
+def test_a_study_without_a_human_system_loads_until_people_are_asked() -> None:
+    config = parse_study(SYSTEMS)
+    assert config.people.human_system == "human"
+    with pytest.raises(ConfigError) as err:
+        config.human_system("s/study.yaml")
+    assert str(err.value).startswith(
+        "s/study.yaml: 'people.human_system': people's replies go to system 'human', and the "
+        "study has no system of kind 'human' by that name"
+    )
+    named = SYSTEMS + "  - {name: crowd, kind: human, family: human}\npeople: {human_system: crowd}"
+    crowd = parse_study(named).human_system()
+    assert (crowd.name, crowd.kind) == ("crowd", SystemKind.HUMAN)
+
+
+def test_a_baseline_outside_the_systems_names_its_line() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(SYSTEMS + "pairs:\n  design: baseline\n  baseline: nobody\n", "study.yaml")
+    assert str(err.value).startswith("study.yaml line 6: 'pairs.baseline': pairs.baseline must")
+
+
+def test_a_byte_that_is_not_utf8_names_the_file_and_its_line(tmp_path: Path) -> None:
+    (tmp_path / "study.yaml").write_bytes(SYSTEMS.encode() + b"# caf\xe9 notes\nseed: 1\n")
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    assert str(err.value) == (
+        f"{tmp_path / 'study.yaml'} line 4: byte {len(SYSTEMS) + 5} (b'\\xe9') is not valid "
+        "UTF-8; save the file as UTF-8"
+    )
+
+
+def test_a_utf8_study_file_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    (tmp_path / "study.yaml").write_bytes(b"\xef\xbb\xbf" + SYSTEMS.encode())
+    assert load_study(tmp_path).systems[0].name == "original"
+
+
+def test_a_control_character_names_its_line() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(SYSTEMS + "seed: 1\x07\n", "study.yaml")
+    assert str(err.value) == (
+        "study.yaml line 4: character U+0007 is not allowed in a YAML file; remove it"
+    )
+
+
+def test_a_setting_named_with_an_unprintable_character_is_shown_escaped() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(SYSTEMS + 'people:\n  "writers\\x1e": 2\n', "study.yaml")
+    assert str(err.value).splitlines() == [
+        "study.yaml line 5: 'people.'writers\\x1e'': unknown setting; check its spelling and "
+        "indentation, got 2"
+    ]

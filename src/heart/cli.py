@@ -502,7 +502,8 @@ def import_(
 
     summary = import_into(study, path, table)
     added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
-    console.print(f"Imported: {added}")
+    stored = sum(summary.unchanged.values())
+    console.print(f"Imported: {added}" + (f" ({stored} rows already stored)" if stored else ""))
 
 
 @app.command()

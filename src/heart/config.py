@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from heart.endpoints import BadBaseUrl, endpoint_of, normalise_base_url
 from heart.errors import ConfigError
 from heart.types import SystemKind
+from heart.utf8 import NotUtf8, decode_utf8
 
 ProviderName = Literal["embedded", "openai", "anthropic"]
 STUDY_FILE = "study.yaml"
@@ -20,6 +21,14 @@ DEFAULT_STORE = "heart.db"
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldProblem(ValueError):
+    """A check across settings that failed, placed at the setting to change (for its line)."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 class Price(Strict):
@@ -316,19 +325,69 @@ class StudyConfig(Strict):
         if self.pairs.design is PairDesign.BASELINE:
             names = {s.name for s in self.systems}
             if self.pairs.baseline not in names:
-                raise ValueError(
+                raise FieldProblem(
+                    ("pairs", "baseline"),
                     f"pairs.baseline must name one of the systems {sorted(names)}, "
-                    f"got {self.pairs.baseline!r}"
+                    f"got {self.pairs.baseline!r}",
                 )
         if self.pairs.design is PairDesign.SAMPLED and self.pairs.per_item is None:
-            raise ValueError("pairs.design 'sampled' needs pairs.per_item")
+            raise FieldProblem(("pairs", "design"), "pairs.design 'sampled' needs pairs.per_item")
         return self
+
+    @model_validator(mode="after")
+    def _human_system_is_human(self) -> StudyConfig:
+        """People's replies belong to ``people.human_system``: a name the people section sets
+        must be a system of kind 'human', and so must a system that holds the default name. A
+        study without one still loads (it may never collect replies from people)."""
+        name = self.people.human_system
+        explicit = "human_system" in self.people.model_fields_set
+        for index, spec in enumerate(self.systems):
+            if spec.name == name and spec.kind is not SystemKind.HUMAN:
+                if explicit:
+                    raise FieldProblem(
+                        ("people", "human_system"),
+                        f"names system {name!r}, of kind '{spec.kind}', not 'human'; people's "
+                        "replies need a system of kind 'human': add one and set "
+                        "people.human_system to it",
+                    )
+                raise FieldProblem(
+                    ("systems", index, "kind"),
+                    f"system {name!r} has the name people's replies go to (people.human_system, "
+                    f"default {name!r}) but kind '{spec.kind}'; rename the system, or add one of "
+                    "kind 'human' and set people.human_system to it",
+                )
+        if explicit and not any(spec.name == name for spec in self.systems):
+            raise FieldProblem(
+                ("people", "human_system"),
+                f"names no system of kind 'human' (got {name!r}; systems of kind 'human': "
+                f"{self._human_systems() or 'none'}); add one, e.g. "
+                f"{{name: {name}, kind: human, family: human}} under systems, or set "
+                "people.human_system to one of them",
+            )
+        return self
+
+    def _human_systems(self) -> list[str]:
+        return [s.name for s in self.systems if s.kind is SystemKind.HUMAN]
 
     def system(self, name: str) -> SystemSpec:
         for spec in self.systems:
             if spec.name == name:
                 return spec
         raise KeyError(name)
+
+    def human_system(self, source: str = STUDY_FILE) -> SystemSpec:
+        """The system people's replies belong to; whatever collects them (the web app) cannot
+        start without it."""
+        name = self.people.human_system
+        for spec in self.systems:
+            if spec.name == name and spec.kind is SystemKind.HUMAN:
+                return spec
+        raise ConfigError(
+            f"{source}: 'people.human_system': people's replies go to system {name!r}, and the "
+            f"study has no system of kind 'human' by that name (systems of kind 'human': "
+            f"{self._human_systems() or 'none'}); add {{name: {name}, kind: human, "
+            "family: human}} under systems, or set people.human_system to one of them"
+        )
 
 
 def _require_unique(names: list[str], what: str) -> None:
@@ -337,6 +396,11 @@ def _require_unique(names: list[str], what: str) -> None:
         if name in seen:
             raise ValueError(f"{what} name '{name}' appears twice; names must be unique")
         seen.add(name)
+
+
+def _field_name(path: tuple[Any, ...]) -> str:
+    """A setting's dotted name, a part that holds unprintable characters shown escaped."""
+    return ".".join(str(p) if str(p).isprintable() else repr(p) for p in path)
 
 
 def _line_index(
@@ -351,7 +415,7 @@ def _line_index(
             key = key_node.value
             line = key_node.start_mark.line + 1
             if key in seen:
-                field = ".".join(str(p) for p in (*path, key))
+                field = _field_name((*path, key))
                 raise ConfigError(
                     f"{source} line {line}: '{field}' is set twice (first on line {seen[key]}); "
                     "keep one"
@@ -371,11 +435,31 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
     return None
 
 
-def parse_study(text: str, source: str = STUDY_FILE) -> StudyConfig:
-    """Validate a study file's text; errors name the line and field and say what is expected."""
+def _study_text(text: str | bytes, source: str) -> str:
+    """The study file's text; a byte that is not UTF-8 is refused with its line."""
+    if isinstance(text, str):
+        return text
+    try:
+        return decode_utf8(text)
+    except NotUtf8 as bad:
+        raise ConfigError(f"{source} line {bad.line}: {bad}; save the file as UTF-8") from None
+
+
+def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
+    """Validate a study file's text (or its bytes, which must be UTF-8); errors name the line
+    and field and say what is expected."""
+    text = _study_text(text, source)
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
+    except yaml.reader.ReaderError as exc:
+        at = text.count("\n", 0, exc.position) + 1
+        raise ConfigError(
+            f"{source} line {at}: character U+{exc.character:04X} is not allowed in a YAML "
+            "file; remove it"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: settings nested too deeply to read; flatten them") from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         started = (
@@ -396,8 +480,10 @@ def parse_study(text: str, source: str = STUDY_FILE) -> StudyConfig:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
-            field = ".".join(str(p) for p in loc) or "(top level)"
+            placed = err.get("ctx", {}).get("error")
+            given = placed.loc if isinstance(placed, FieldProblem) else err["loc"]
+            loc = tuple(p for p in given if not (isinstance(p, str) and "[" in p))
+            field = _field_name(loc) or "(top level)"
             line = _line_of(lines, loc)
             where = f"{source} line {line}" if line else source
             got = err.get("input")
@@ -417,7 +503,12 @@ def load_study(study_dir: Path) -> StudyConfig:
             f"{path}: no study file here; create one with `heart init {study_dir}` "
             "or pass --study DIR"
         )
-    return parse_study(path.read_text(encoding="utf-8"), str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problem = f"{path}: cannot be read ({exc.strerror}); check its permissions"
+        raise ConfigError(problem) from None
+    return parse_study(data, str(path))
 
 
 def store_url(config: StudyConfig, study_dir: Path) -> str:

@@ -4,18 +4,22 @@ files into a study, all-or-nothing."""
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import inspect, select
+from sqlalchemy import UniqueConstraint, inspect, select
 from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE
 from heart.errors import ImportRefused
 from heart.ids import Presentation, completion_id, judgment_id, pair_id, seeded_order
+from heart.import_checks import STRENGTHS, check_row, describe, text_problem
 from heart.store import (
     Base,
     CompletionRow,
@@ -34,6 +38,7 @@ from heart.store import (
     now_iso,
 )
 from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
+from heart.utf8 import NotUtf8, decode_utf8
 
 BUNDLE_FORMAT = "heart-bundle"
 BUNDLE_VERSION = 2
@@ -129,58 +134,184 @@ class ImportSummary:
     unchanged: dict[str, int]
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+Row = tuple[int, dict[str, Any]]
+"""A record read from a file, with the line it starts on."""
+
+MAX_CELL = 128 * 1024
+"""The most characters one field of a completions or judgments file may hold (the csv module's
+own default limit)."""
+
+BOOKKEEPING = frozenset({"created_at"})
+"""Columns that say when a row was stored, not what it says: a rerun of an import differs only
+there, and adds nothing."""
+
+BUNDLE_FIX = "correct the row, or export the bundle again"
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        return decode_utf8(data)
+    except NotUtf8 as bad:
+        raise ImportRefused(f"{path} line {bad.line}: {bad}; save the file as UTF-8") from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
+
+
+def _parse_jsonl(path: Path, text: str) -> list[Row]:
+    """One JSON object per line; blank lines are skipped."""
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportRefused(f"{path} line {number}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ImportRefused(f"{path} line {number}: JSON nested too deeply") from None
+        except ValueError as exc:
+            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ImportRefused(
+                f"{path} line {number}: not valid JSON ({problem}); write one JSON object a line"
+            ) from None
         if not isinstance(value, dict):
-            raise ImportRefused(f"{path} line {number}: expected a JSON object")
+            raise ImportRefused(
+                f"{path} line {number}: expected a JSON object, got {describe(value)}"
+            )
         rows.append((number, value))
     return rows
 
 
-def read_bundle(bundle: Path) -> tuple[str, dict[str, list[tuple[int, dict[str, Any]]]]]:
-    """The study file text and every table's rows, after checking the manifest's hashes."""
-    manifest_path = bundle / MANIFEST
-    if not manifest_path.is_file():
+@contextmanager
+def _cells_of_any_length() -> Iterator[None]:
+    """Let the csv module read long cells, so that MAX_CELL is checked with the field's name."""
+    limit = csv.field_size_limit(2**31 - 1)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _parse_csv(path: Path, text: str) -> list[Row]:
+    """Rows keyed by the header's column names; rows of empty cells are skipped, and cells a
+    short row lacks are absent."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[Row] = []
+    with _cells_of_any_length():
+        try:
+            header = [name.strip() for name in next(reader, [])]
+            for name in header:
+                if name and header.count(name) > 1:
+                    raise ImportRefused(f"{path} line 1: column {name!r} appears twice; keep one")
+            while True:
+                start = reader.line_num + 1
+                cells = next(reader, None)
+                if cells is None:
+                    return rows
+                if not any(cell.strip() for cell in cells):
+                    continue
+                if len(cells) > len(header):
+                    raise ImportRefused(
+                        f"{path} line {start}: {len(cells)} cells, but the header names "
+                        f"{len(header)} columns; quote any cell that holds a comma"
+                    )
+                rows.append((start, dict(zip(header, cells, strict=False))))
+        except csv.Error as exc:
+            raise ImportRefused(
+                f"{path} line {reader.line_num}: not valid CSV ({exc}); save it as CSV again"
+            ) from None
+
+
+def _read_manifest(bundle: Path) -> dict[str, str]:
+    """The bundle's files and their sha256, from a manifest of a version this release reads."""
+    path = bundle / MANIFEST
+    if not path.is_file():
         raise ImportRefused(f"{bundle}: no {MANIFEST}; is this a folder written by `heart export`?")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if manifest.get("format") != BUNDLE_FORMAT or manifest.get("version") not in READABLE_VERSIONS:
+    try:
+        manifest = json.loads(_decode(path, _read_bytes(path)))
+    except RecursionError:
+        raise ImportRefused(f"{path}: JSON nested too deeply; export the bundle again") from None
+    except ValueError as exc:
+        where = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise ImportRefused(
-            f"{manifest_path}: format {manifest.get('format')!r} version "
-            f"{manifest.get('version')!r} is not a heart bundle this version reads"
+            f"{path}{where}: not valid JSON ({problem}); export the bundle again"
+        ) from None
+    if not isinstance(manifest, dict):
+        raise ImportRefused(f"{path}: expected a JSON object, got {describe(manifest)}")
+    version = manifest.get("version")
+    if manifest.get("format") != BUNDLE_FORMAT or not (
+        type(version) is int and version in READABLE_VERSIONS
+    ):
+        raise ImportRefused(
+            f"{path}: format {manifest.get('format')!r} version {version!r} is not a heart "
+            "bundle this version reads"
         )
-    for name, entry in manifest["files"].items():
+    files = manifest.get("files")
+    if not isinstance(files, dict) or STUDY_FILE not in files:
+        raise ImportRefused(
+            f"{path}: 'files' must list the bundle's files (study.yaml among them) with their "
+            "sha256; export the bundle again"
+        )
+    known = {STUDY_FILE, *dict(TABLES)}
+    hashes: dict[str, str] = {}
+    for name, entry in files.items():
+        if name not in known:
+            raise ImportRefused(
+                f"{path}: 'files' lists {name!r}, which is no file of a heart bundle; "
+                "export the bundle again"
+            )
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(digest, str):
+            raise ImportRefused(
+                f"{path}: 'files.{name}.sha256' must be the file's sha256; export the bundle again"
+            )
+        hashes[name] = digest
+    return hashes
+
+
+def read_bundle(bundle: Path) -> tuple[str, dict[str, list[Row]]]:
+    """The study file text and every table's rows, after checking the manifest's hashes."""
+    texts: dict[str, str] = {}
+    for name, digest in _read_manifest(bundle).items():
         path = bundle / name
         if not path.is_file():
             raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
-        if sha256_hex(path.read_text(encoding="utf-8")) != entry["sha256"]:
+        data = _read_bytes(path)
+        if hashlib.sha256(data).hexdigest() != digest:
             raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
-    tables = {name: _read_jsonl(bundle / name) for name, _ in TABLES if name in manifest["files"]}
-    return (bundle / STUDY_FILE).read_text(encoding="utf-8"), tables
+        texts[name] = _decode(path, data)
+    tables = {name: _parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+    return texts[STUDY_FILE], tables
 
 
-def _check_columns(name: str, model: type[Base], rows: list[tuple[int, dict[str, Any]]]) -> None:
-    """Refuse unknown columns and missing required ones; a column added to the store after the
-    bundle was written (it has a default) takes that default."""
+def _fill_defaults(model: type[Base], record: dict[str, Any]) -> None:
+    """Give ``record`` the default of every column a bundle carries that it leaves out and that
+    has one."""
+    carried = set(_columns(model))
+    for column in inspect(model).columns:
+        default: Any = column.default  # a scalar or callable column default, or None
+        if default is not None and column.key in carried and column.key not in record:
+            record[str(column.key)] = default.arg(None) if default.is_callable else default.arg
+
+
+def _check_rows(path: Path, model: type[Base], rows: list[Row]) -> None:
+    """Refuse unknown columns, missing required ones and values the table cannot hold; a column
+    added to the store after the bundle was written (it has a default) takes that default."""
     expected = set(_columns(model))
-    defaults = {str(c.key): c.default for c in inspect(model).columns if c.default is not None}
     for number, record in rows:
-        for column in (expected - set(record)) & set(defaults):
-            default: Any = defaults[column]  # a scalar or callable column default
-            record[column] = default.arg(None) if default.is_callable else default.arg
+        _fill_defaults(model, record)
         unknown = set(record) - expected
         missing = expected - set(record)
         if unknown or missing:
             raise ImportRefused(
-                f"{name} line {number}: columns do not match the store "
-                f"(unknown {sorted(unknown)}, missing {sorted(missing)})"
+                f"{path} line {number}: columns do not match the store "
+                f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
             )
+        check_row(model, record, f"{path} line {number}", BUNDLE_FIX)
 
 
 def _existing_keys(session: Session, name: str, column: str) -> set[Any]:
@@ -188,16 +319,11 @@ def _existing_keys(session: Session, name: str, column: str) -> set[Any]:
     return set(session.scalars(select(getattr(model, column))))
 
 
-def _insert_all(
-    session: Session,
-    tables: dict[str, list[tuple[int, dict[str, Any]]]],
-    source: dict[str, str] | None = None,
-) -> ImportSummary:
-    """Check references and conflicts for every row, then add the new ones (caller commits).
+Where = Callable[[str, int], str]
+"""The file and line a table's row came from, for messages."""
 
-    ``source`` names, per table, the file its rows came from, for error messages.
-    """
-    source = source or {}
+
+def _check_references(session: Session, tables: dict[str, list[Row]], where: Where) -> None:
     known: dict[tuple[str, str], set[Any]] = {}
     for (name, column), target in REFERENCES.items():
         if name not in tables:
@@ -209,27 +335,123 @@ def _insert_all(
             if record[column] not in known[target]:
                 what = target[0].removesuffix(".jsonl").rstrip("s")
                 raise ImportRefused(
-                    f"{source.get(name, name)} line {number}: '{column}' refers to unknown {what} "
+                    f"{where(name, number)}: '{column}' refers to unknown {what} "
                     f"{record[column]!r}; add it to the study (or the bundle) first"
                 )
-    added: dict[str, int] = {}
-    unchanged: dict[str, int] = {}
-    for name, model in TABLES:
-        keys = _key_columns(model)
-        for number, record in tables.get(name, []):
-            existing = session.get(model, tuple(record[k] for k in keys))
-            if existing is not None:
-                if _row_dict(existing) != record:
-                    raise ImportRefused(
-                        f"{source.get(name, name)} line {number}: a different row with key "
-                        f"{[record[k] for k in keys]} is already stored; nothing was imported"
-                    )
-                unchanged[name] = unchanged.get(name, 0) + 1
-                continue
-            session.add(model(**record))
-            added[name] = added.get(name, 0) + 1
-        session.flush()
-    return ImportSummary(added=added, unchanged=unchanged)
+
+
+def _check_pairs(session: Session, tables: dict[str, list[Row]], where: Where) -> None:
+    """A pair holds two replies to its own item from two different systems (two replies of one
+    system say nothing about its rating)."""
+    pairs = tables.get("pairs.jsonl", [])
+    if not pairs:
+        return
+    owner = {
+        cid: (item, system)
+        for cid, item, system in session.execute(
+            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
+        )
+    }
+    owner |= {r["id"]: (r["item_id"], r["system"]) for _, r in tables.get("completions.jsonl", [])}
+    for number, pair in pairs:
+        (a_item, a_system), (b_item, b_system) = owner[pair["a_id"]], owner[pair["b_id"]]
+        if a_system == b_system:
+            raise ImportRefused(
+                f"{where('pairs.jsonl', number)}: 'b_id': both replies of the pair belong to "
+                f"system {a_system!r}, and a pair compares the replies of two systems; {BUNDLE_FIX}"
+            )
+        for column, item in (("a_id", a_item), ("b_id", b_item)):
+            if item != pair["item_id"]:
+                raise ImportRefused(
+                    f"{where('pairs.jsonl', number)}: '{column}' is a reply to item {item!r}, not "
+                    f"to the pair's item {pair['item_id']!r}; {BUNDLE_FIX}"
+                )
+
+
+def _changed(stored: dict[str, Any], record: dict[str, Any]) -> list[str]:
+    """The columns in which ``record`` says something other than ``stored``."""
+    return sorted(k for k in stored if k not in BOOKKEEPING and stored[k] != record.get(k))
+
+
+def _unique_columns(model: type[Base]) -> list[tuple[str, ...]]:
+    """Every set of columns besides the key that no two rows of ``model``'s table may share."""
+    private = PRIVATE_COLUMNS.get(model, frozenset())
+    table = Base.metadata.tables[str(model.__tablename__)]
+    sets = {
+        tuple(str(c.key) for c in u.columns)
+        for u in table.constraints
+        if isinstance(u, UniqueConstraint)
+    }
+    sets |= {(str(c.key),) for c in table.columns if c.unique}
+    return sorted(s for s in sets if not private & set(s))
+
+
+def _unique_owners(session: Session, model: type[Base]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The key of the stored row that holds each value of each unique set of columns, keyed by
+    (columns, *values)."""
+    keys = _key_columns(model)
+    owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for unique in _unique_columns(model):
+        columns = [getattr(model, c) for c in (*keys, *unique)]
+        for values in session.execute(select(*columns)):
+            owners[(unique, *values[len(keys) :])] = tuple(values[: len(keys)])
+    return owners
+
+
+def _add_new_rows(session: Session, name: str, rows: list[Row], where: Where) -> tuple[int, int]:
+    """Add the rows of one table that are not stored yet; returns (added, unchanged). A row
+    stored already, or given twice, counts once, and only if it says the same."""
+    model = dict(TABLES)[name]
+    keys, uniques = _key_columns(model), _unique_columns(model)
+    owners = _unique_owners(session, model) if rows and uniques else {}
+    seen: dict[tuple[Any, ...], Row] = {}
+    added = unchanged = 0
+    for number, record in rows:
+        key = tuple(record[k] for k in keys)
+        first = seen.get(key)
+        stored = session.get(model, key) if first is None else None
+        earlier = first[1] if first else _row_dict(stored) if stored is not None else None
+        if earlier is not None:
+            changed = _changed(earlier, record)
+            if changed and first:
+                raise ImportRefused(
+                    f"{where(name, number)}: line {first[0]} gives the row with key "
+                    f"{list(key)} already, and this one differs in {changed}; keep one"
+                )
+            if changed:
+                raise ImportRefused(
+                    f"{where(name, number)}: a different row with key {list(key)} is already "
+                    f"stored (it differs in {changed}); nothing was imported"
+                )
+            unchanged += 1
+            continue
+        seen[key] = (number, record)
+        for unique in uniques:
+            owner = owners.setdefault((unique, *(record[c] for c in unique)), key)
+            if owner != key:
+                raise ImportRefused(
+                    f"{where(name, number)}: the row with key {list(owner)} has the same "
+                    f"{', '.join(unique)}; nothing was imported"
+                )
+        session.add(model(**record))
+        added += 1
+    session.flush()
+    return added, unchanged
+
+
+def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) -> ImportSummary:
+    """Check references and pairs, then add every table's new rows in dependency order (the
+    caller commits)."""
+    _check_references(session, tables, where)
+    _check_pairs(session, tables, where)
+    summary = ImportSummary(added={}, unchanged={})
+    for name, _ in TABLES:
+        added, unchanged = _add_new_rows(session, name, tables.get(name, []), where)
+        if added:
+            summary.added[name] = added
+        if unchanged:
+            summary.unchanged[name] = unchanged
+    return summary
 
 
 def import_bundle(store: Store, bundle: Path) -> ImportSummary:
@@ -237,94 +459,136 @@ def import_bundle(store: Store, bundle: Path) -> ImportSummary:
     _, tables = read_bundle(bundle)
     for name, model in TABLES:
         if name in tables:
-            _check_columns(name, model, tables[name])
+            _check_rows(bundle / name, model, tables[name])
     with store.session() as session:
-        return _insert_all(session, tables)
+        return _insert_all(session, tables, lambda name, number: f"{bundle / name} line {number}")
 
 
-def _read_table_file(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _read_table_file(path: Path) -> list[Row]:
+    text = _decode(path, _read_bytes(path))
     if path.suffix.lower() == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            return [(n, dict(r)) for n, r in enumerate(csv.DictReader(handle), 2)]
-    return _read_jsonl(path)
+        return _parse_csv(path, text)
+    return _parse_jsonl(path, text)
 
 
-def _need(path: Path, number: int, record: dict[str, Any], fields: Iterable[str]) -> None:
-    missing = [f for f in fields if not str(record.get(f) or "").strip()]
+def _text_fields(
+    where: str, record: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The row's text in each field ('' when absent or empty); numbers, lists and objects are
+    refused, and so is a row without a required field."""
+    out: dict[str, str] = {}
+    for field in (*required, *optional):
+        value = record.get(field)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise ImportRefused(
+                f"{where}: '{field}' must be text, got {describe(value)}; write it in quotes"
+            )
+        if len(value) > MAX_CELL:
+            raise ImportRefused(
+                f"{where}: '{field}' is {len(value):,} characters long, over the {MAX_CELL:,} a "
+                "field may hold; shorten it"
+            )
+        problem = text_problem(value)
+        if problem:
+            raise ImportRefused(f"{where}: '{field}' {problem}; remove it")
+        out[field] = value
+    missing = [f for f in required if not out[f].strip()]
     if missing:
-        raise ImportRefused(f"{path} line {number}: missing {missing}; every row needs them")
+        raise ImportRefused(f"{where}: missing {missing}; every row needs them")
+    return out
 
 
-def completion_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _one_of(where: str, field: str, given: str, words: Iterable[str], default: str) -> str:
+    """``given`` (trimmed, lower case) when it is one of ``words``; ``default`` when empty."""
+    word = given.strip().lower() or default
+    allowed = list(words)
+    if word not in allowed:
+        raise ImportRefused(
+            f"{where}: '{field}' must be {', '.join(allowed[:-1])} or {allowed[-1]}, got {given!r}"
+        )
+    return word
+
+
+def _strength(where: str, value: Any) -> int:
+    """A whole number from 1 to 5 (1 when absent), as a JSON number or the text of one."""
+    if value is None or value == "":
+        return 1
+    number: int | None = None
+    if isinstance(value, str):
+        with suppress(ValueError):
+            number = int(value.strip())
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    if number is None or number not in STRENGTHS:
+        raise ImportRefused(
+            f"{where}: 'strength' must be a whole number 1-5, got {describe(value)}"
+        )
+    return number
+
+
+def completion_rows(path: Path) -> list[Row]:
     """Completions from CSV/JSONL with columns item_id, system, text (contributor optional)."""
     out = []
     for number, r in _read_table_file(path):
-        _need(path, number, r, ("item_id", "system", "text"))
-        contributor = str(r.get("contributor") or "")
-        out.append(
-            (
-                number,
-                {
-                    "id": completion_id(r["item_id"], r["system"], contributor),
-                    "item_id": r["item_id"],
-                    "system": r["system"],
-                    "contributor": contributor,
-                    "status": Status.OK.value,
-                    "text": str(r["text"]).strip(),
-                    "error": None,
-                    "prompt_hash": None,
-                    "call_hash": None,
-                    "ttft_ms": None,
-                    "latency_ms": None,
-                    "tokens_in": None,
-                    "tokens_out": None,
-                    "cost_usd": None,
-                    "finish_reason": None,
-                    "created_at": now_iso(),
-                },
-            )
-        )
+        where = f"{path} line {number}"
+        f = _text_fields(where, r, ("item_id", "system", "text"), ("contributor",))
+        record = {
+            "id": completion_id(f["item_id"], f["system"], f["contributor"]),
+            "item_id": f["item_id"],
+            "system": f["system"],
+            "contributor": f["contributor"],
+            "status": Status.OK.value,
+            "text": f["text"].strip(),
+            "error": None,
+            "prompt_hash": None,
+            "call_hash": None,
+            "ttft_ms": None,
+            "latency_ms": None,
+            "tokens_in": None,
+            "tokens_out": None,
+            "cost_usd": None,
+            "finish_reason": None,
+            "created_at": now_iso(),
+        }
+        _fill_defaults(CompletionRow, record)
+        check_row(CompletionRow, record, where, "correct the row")
+        out.append((number, record))
     return out
 
 
 IMPORT_WINNERS = {"a": Shown.FIRST, "b": Shown.SECOND, "tie": Shown.TIE}
 """A judgments file's winner column, in the terms of its own a_system and b_system."""
 
+JUDGMENT_FIELDS = ("item_id", "judge", "a_system", "b_system", "winner")
+JUDGMENT_OPTIONS = ("a_contributor", "b_contributor", "rationale", "source")
 
-def judgment_rows(
-    path: Path, seed: int
-) -> tuple[
-    list[tuple[int, dict[str, Any]]],
-    list[tuple[int, dict[str, Any]]],
-    list[tuple[int, dict[str, Any]]],
-]:
+
+def judgment_rows(path: Path, seed: int) -> tuple[list[Row], list[Row], list[Row]]:
     """Judgments from CSV/JSONL: item_id, judge, a_system, b_system, winner (a|b|tie), strength,
     optional a_contributor, b_contributor, rationale, source (human|llm; default human).
 
     Returns the judges, pairs and judgments to add.
     """
-    judges: dict[str, tuple[int, dict[str, Any]]] = {}
-    pairs: dict[str, tuple[int, dict[str, Any]]] = {}
+    judges: dict[str, Row] = {}
+    pairs: dict[str, Row] = {}
     judgments = []
     for number, r in _read_table_file(path):
-        _need(path, number, r, ("item_id", "judge", "a_system", "b_system", "winner"))
-        given = str(r["winner"]).strip().lower()
-        if given not in IMPORT_WINNERS:
+        where = f"{path} line {number}"
+        f = _text_fields(where, r, JUDGMENT_FIELDS, JUDGMENT_OPTIONS)
+        given = _one_of(where, "winner", f["winner"], IMPORT_WINNERS, "")
+        strength = _strength(where, r.get("strength"))
+        source = _one_of(where, "source", f["source"], JudgeSource, JudgeSource.HUMAN)
+        item = f["item_id"]
+        x = completion_id(item, f["a_system"], f["a_contributor"])
+        y = completion_id(item, f["b_system"], f["b_contributor"])
+        if f["a_system"] == f["b_system"]:
             raise ImportRefused(
-                f"{path} line {number}: 'winner' must be a, b or tie, got {given!r}"
+                f"{where}: 'b_system' is {f['b_system']!r}, the same as 'a_system'; a pair "
+                "compares the replies of two systems (two replies of one say nothing about its "
+                "rating), so judge it against another system's reply"
             )
-        try:
-            strength = int(r.get("strength") or 1)
-        except ValueError:
-            raise ImportRefused(
-                f"{path} line {number}: 'strength' must be an integer 1-5"
-            ) from None
-        if not 1 <= strength <= 5:
-            raise ImportRefused(f"{path} line {number}: 'strength' must be 1-5, got {strength}")
-        source = str(r.get("source") or JudgeSource.HUMAN)
-        item = r["item_id"]
-        x = completion_id(item, r["a_system"], str(r.get("a_contributor") or ""))
-        y = completion_id(item, r["b_system"], str(r.get("b_contributor") or ""))
         pid = pair_id(item, x, y)
         a, b = seeded_order(seed, item, x, y)
         pairs.setdefault(
@@ -332,43 +596,42 @@ def judgment_rows(
         )
         # the file's a_system is its first reply: its verdict is in those terms
         winner = Presentation.of(a, b, first=x).to_pair(IMPORT_WINNERS[given])
-        judges.setdefault(
-            r["judge"],
-            (
-                number,
-                {
-                    "name": r["judge"],
-                    "source": source,
-                    "family": "human" if source == JudgeSource.HUMAN else "",
-                    "spec": {},
-                },
-            ),
-        )
-        judgments.append(
-            (
-                number,
-                {
-                    "id": judgment_id(pid, r["judge"], Order.AB),
-                    "pair_id": pid,
-                    "judge": r["judge"],
-                    "order": Order.AB.value,
-                    "status": Status.OK.value,
-                    "winner": winner,
-                    "strength": strength,
-                    "axes": {},
-                    "rationale": str(r.get("rationale") or ""),
-                    "raw": None,
-                    "error": None,
-                    "prompt_hash": None,
-                    "call_hash": None,
-                    "latency_ms": None,
-                    "tokens_in": None,
-                    "tokens_out": None,
-                    "cost_usd": None,
-                    "created_at": now_iso(),
-                },
+        judge: dict[str, Any] = {
+            "name": f["judge"],
+            "source": source,
+            "family": "human" if source == JudgeSource.HUMAN else "",
+            "spec": {},
+        }
+        first = judges.setdefault(f["judge"], (number, judge))
+        if first[1]["source"] != source:
+            raise ImportRefused(
+                f"{where}: 'source' is {source}, but line {first[0]} gives judge {f['judge']!r} "
+                f"source {first[1]['source']}; one judge has one source"
             )
-        )
+        check_row(JudgeRow, judge, where, "correct the row", {"name": "judge"})
+        judgment = {
+            "id": judgment_id(pid, f["judge"], Order.AB),
+            "pair_id": pid,
+            "judge": f["judge"],
+            "order": Order.AB.value,
+            "status": Status.OK.value,
+            "winner": winner,
+            "strength": strength,
+            "axes": {},
+            "rationale": f["rationale"],
+            "raw": None,
+            "error": None,
+            "prompt_hash": None,
+            "call_hash": None,
+            "latency_ms": None,
+            "tokens_in": None,
+            "tokens_out": None,
+            "cost_usd": None,
+            "created_at": now_iso(),
+        }
+        _fill_defaults(JudgmentRow, judgment)
+        check_row(JudgmentRow, judgment, where, "correct the row")
+        judgments.append((number, judgment))
     return list(judges.values()), list(pairs.values()), judgments
 
 
@@ -386,16 +649,15 @@ def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummar
     with store.session() as session:
         if kind == "judgments":
             _require_pair_completions(session, path, tables["pairs.jsonl"])
+            _require_judge_sources(session, path, tables["judges.jsonl"])
             # judges and pairs the study already has are reused as they are
             for name, key in (("judges.jsonl", "name"), ("pairs.jsonl", "id")):
                 stored = _existing_keys(session, name, key)
                 tables[name] = [r for r in tables[name] if r[1][key] not in stored]
-        return _insert_all(session, tables, dict.fromkeys(tables, str(path)))
+        return _insert_all(session, tables, lambda _, number: f"{path} line {number}")
 
 
-def _require_pair_completions(
-    session: Session, path: Path, pairs: list[tuple[int, dict[str, Any]]]
-) -> None:
+def _require_pair_completions(session: Session, path: Path, pairs: list[Row]) -> None:
     stored = _existing_keys(session, "completions.jsonl", "id")
     for number, record in pairs:
         for column in ("a_id", "b_id"):
@@ -405,3 +667,18 @@ def _require_pair_completions(
                     "for one of its two systems (check a_system/b_system and the contributors); "
                     "import or generate the completions first"
                 )
+
+
+def _require_judge_sources(session: Session, path: Path, judges: list[Row]) -> None:
+    """A judge the study has keeps its source: a file cannot turn an LLM judge into a rater."""
+    stored = {
+        name: source for name, source in session.execute(select(JudgeRow.name, JudgeRow.source))
+    }
+    for number, judge in judges:
+        source = stored.get(judge["name"], judge["source"])
+        if source != judge["source"]:
+            raise ImportRefused(
+                f"{path} line {number}: 'source' is {judge['source']}, but the study's judge "
+                f"{judge['name']!r} has source {source}; set source to {source} or name "
+                "another judge"
+            )

@@ -14,7 +14,7 @@ from heart.analyses import (
     load_comparisons,
 )
 from heart.stats import bootstrap_by_conversation, fit_bradley_terry
-from heart.store import Store
+from heart.store import Store, left_out_judgments
 
 from ..rows import Verdict, seed_verdicts
 
@@ -131,3 +131,18 @@ def test_select_all_rows_changes_nothing(seeded: Store) -> None:
     human = comparisons.by_source("human")
     assert human.judges == ["r1", "r2"] and human.judge_sources == ["human", "human"]
     assert set(comparisons.by_subset("adversarial").items) == {"i4", "i5"}
+
+
+def test_verdicts_on_a_pair_of_one_system_are_left_out_with_their_reason(seeded: Store) -> None:
+    clean = load_comparisons(seeded, source="all")
+    one_system = [
+        Verdict(0, "m1", "m1", "g", "a", 5),  # a reply against itself
+        Verdict(1, "human/x", "human/y", "r1", "b", 2),  # two people of the pooled system
+    ]
+    seed_verdicts(seeded, one_system, kinds={"human": "human"}, sources={"r1": "human"})
+    loaded = load_comparisons(seeded, source="all")
+    assert len(loaded) == len(clean)
+    assert left_out_judgments(seeded) == {"on a pair of two replies of one system": 2}
+    np.testing.assert_array_equal(loaded.a, clean.a)
+    boards = build_boards(loaded, rounds=20)
+    assert repr(boards) == repr(build_boards(clean, rounds=20))

@@ -15,6 +15,8 @@ from heart.corpus import STRATEGIES, detect_layout, load_corpus, read_file
 from heart.errors import CorpusError
 from heart.types import Conversation, Role
 
+from ..damage import damage_bytes
+
 LAYOUTS = ("hf", "upstream", "failed")
 SPEAKERS = {
     "hf": ("usr", "sys"),
@@ -130,38 +132,6 @@ def damage_value(data: st.DataObject, records: list[Any]) -> None:
             )
 
 
-def damage_bytes(data: st.DataObject, raw: bytes) -> bytes:
-    """Truncate, flip a character, or insert garbage (possibly not UTF-8)."""
-    action = data.draw(st.sampled_from(["truncate", "flip", "insert"]))
-    at = data.draw(st.integers(0, len(raw)))
-    if action == "truncate":
-        return raw[:at]
-    garbage = data.draw(
-        st.binary(min_size=1, max_size=4)
-        | st.sampled_from(
-            [
-                b"{",
-                b"}",
-                b"[",
-                b"]",
-                b'"',
-                b",",
-                b":",
-                b"\\",
-                b"\n",
-                b"\\ud83d",
-                b"null",
-                b"1e999",
-                b"\xff",
-                b"\xc3",
-            ]
-        )
-    )
-    if action == "flip":
-        return raw[:at] + garbage + raw[at + 1 :]
-    return raw[:at] + garbage + raw[at:]
-
-
 def read_or_refuse(path: Path) -> list[Conversation] | None:
     """The conversations, or None when the readers refuse the file with a CorpusError."""
     with contextlib.suppress(CorpusError):
@@ -220,3 +190,11 @@ def test_every_layout_gives_the_same_conversations(
                 assert turn.text == " ".join(turn.parts)
                 assert all(part == " ".join(part.split()) and part for part in turn.parts)
                 assert all(s is None or s in STRATEGIES for s in turn.strategies)
+
+
+@settings(max_examples=100, deadline=None)
+@given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
+def test_any_bytes_are_read_or_refused_with_corpus_error(workdir: Path, raw: bytes) -> None:
+    path = workdir / "any.json"
+    path.write_bytes(raw)
+    read_or_refuse(path)

@@ -83,6 +83,22 @@ def test_leaderboard_command_prints_each_board(study: Path) -> None:
     assert bad.returncode == 2 and "has no board" in bad.stdout
 
 
+def test_a_pair_of_one_system_is_noted_and_crashes_no_board(tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    heart("init", root, "--demo")
+    store = open_store(f"sqlite:///{root / 'heart.db'}")
+    verdicts = [Verdict(i, "m1", "m2", "g1", "a", 2) for i in range(3)]
+    verdicts += [Verdict(0, "m1", "m1", "g1", "b", 4)]  # as an earlier release could import
+    seed_verdicts(store, verdicts)
+    store.close()
+    board = heart("leaderboard", "--study", root).stdout
+    assert "m1" in board and "m2" in board
+    heart("report", "--study", root)
+    md = (root / "report" / "report.md").read_text()
+    assert "3 comparisons over 3 conversations" in md
+    assert "- judgments left out of the analyses: 1 on a pair of two replies of one system" in md
+
+
 def test_html_report_renders_in_headless_chromium(study: Path) -> None:
     require_chromium()
     from playwright.sync_api import sync_playwright

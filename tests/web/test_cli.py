@@ -139,3 +139,18 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
         '"GET /admin?token=[redacted] HTTP/1.1" 403',
     ):
         assert logged in output, output
+
+
+def test_serve_refuses_a_study_whose_people_have_no_human_system(tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    root.mkdir()
+    (root / "study.yaml").write_text(
+        "name: s\nsystems: [{name: m, kind: dataset, family: d}]\n", encoding="utf-8"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", "1"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HEART_ADMIN_TOKEN": "a" * 24, "COLUMNS": "300"},
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "'people.human_system': people's replies go to system 'human'" in result.stdout

@@ -155,8 +155,8 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
 
 
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
-    """Every valid judgment from judges of ``source`` ("llm", "human" or "all"), as arrays;
-    raters excluded by quality control are left out."""
+    """Every judgment that counts (``counted_judgment``) from judges of ``source`` ("llm",
+    "human" or "all"), as arrays."""
     # the axis verdicts are read out of the JSON by the database: columns 4 to 13
     query = (
         select(

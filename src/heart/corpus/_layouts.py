@@ -27,6 +27,7 @@ from heart.corpus._normalise import (
 )
 from heart.errors import CorpusError
 from heart.types import Conversation, Role
+from heart.utf8 import NotUtf8, decode_utf8
 
 Layout = Literal["upstream", "hf", "failed"]
 
@@ -164,15 +165,10 @@ def _read_text(path: Path) -> str:
     except (OSError, ValueError) as err:
         raise CorpusError(str(path), f"cannot be read: {err}", fix="check the path") from None
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise CorpusError(
-            str(path),
-            f"byte {err.start} ({data[err.start : err.start + 1]!r}) is not valid UTF-8",
-            line=line,
-            fix="ESConv files are UTF-8; re-save the file as UTF-8",
-        ) from None
+        return decode_utf8(data)
+    except NotUtf8 as bad:
+        fix = "ESConv files are UTF-8; re-save the file as UTF-8"
+        raise CorpusError(str(path), str(bad), line=bad.line, fix=fix) from None
 
 
 def _first_char(path: str, text: str) -> str:

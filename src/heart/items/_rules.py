@@ -2,6 +2,9 @@
 
 Every rule has a name that is stored with the couplet it decided, so a reader can see why any
 couplet of the corpus was kept or dropped. The lexicons are deliberately small and readable.
+Every pattern runs in time linear in the text, whatever its shape (no unbounded repeat is tried
+from more than one start inside a run, or backtracks into another), so one huge token in a
+corpus cannot stall a build.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ HATE = re.compile(
 IDENTIFYING = re.compile(
     r"(?:\+?\d{1,2}[\s.-]?)?\(?\b\d{3}\)?[\s.-]?\d{3}[\s.-]\d{4}\b"  # phone number
     r"|\b\d{3}-\d{2}-\d{4}\b"  # social security style number
-    r"|[\w.+-]+@[\w-]+\.[\w.-]+"  # email address
+    r"|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++"  # email address, tried at a run's start only
     r"|\bhttps?://\S+|\bwww\.\S+"  # web address
     r"|\b\d{1,5}\s+(?:[A-Z][a-z]+\s+){1,3}"
     r"(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct)\b"  # street
@@ -100,13 +103,17 @@ class Screened:
     score: float = 0.0
 
 
+SAFETY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("unsafe:self_harm_plan", SELF_HARM),
+    ("unsafe:hate_speech", HATE),
+    ("unsafe:identifying_info", IDENTIFYING),
+)
+"""The safety rules in the order they are tried, each with its pattern."""
+
+
 def safety_rule(texts: list[str]) -> Screened | None:
     """The first safety rule any text breaks, or ``None`` when all are safe."""
-    for rule, pattern in (
-        ("unsafe:self_harm_plan", SELF_HARM),
-        ("unsafe:hate_speech", HATE),
-        ("unsafe:identifying_info", IDENTIFYING),
-    ):
+    for rule, pattern in SAFETY_RULES:
         for text in texts:
             match = pattern.search(text)
             if match:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, and_, case, select
+from sqlalchemy import ColumnElement, and_, case, exists, select
+from sqlalchemy.orm import aliased
 
 from heart.store._db import Store
 from heart.store._own import pair_with_reply_by
-from heart.store._tables import JudgmentRow, RaterRow
+from heart.store._tables import CompletionRow, JudgmentRow, PairRow, RaterRow
 from heart.types import Status
 
 
@@ -26,10 +27,20 @@ def _own_reply() -> ColumnElement[bool]:
     return pair_with_reply_by(JudgmentRow.pair_id, JudgmentRow.judge)
 
 
+def _one_system() -> ColumnElement[bool]:
+    """Both replies of the pair come from one system (say, an imported pair of a system with
+    itself): such a verdict says nothing about the system's rating."""
+    pair, a, b = aliased(PairRow), aliased(CompletionRow), aliased(CompletionRow)
+    return exists().where(
+        pair.id == JudgmentRow.pair_id, a.id == pair.a_id, b.id == pair.b_id, a.system == b.system
+    )
+
+
 LEFT_OUT: dict[str, Callable[[], ColumnElement[bool]]] = {
     "failed": _failed,
     "by a rater excluded by quality control": _excluded_rater,
     "by a rater on a pair holding their own reply": _own_reply,
+    "on a pair of two replies of one system": _one_system,
 }
 """Why a judgment is left out of the analyses (the first reason that applies) → its test."""
 

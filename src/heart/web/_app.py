@@ -13,6 +13,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from heart.config import STUDY_FILE
+from heart.errors import HeartError
 from heart.people import TaskRefused, sync_tasks
 from heart.study import open_study
 from heart.web import _admin, _entry, _work
@@ -64,6 +66,11 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     if len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
     study = open_study(study_root)
+    try:
+        study.config.human_system(str(study_root / STUDY_FILE))  # people's replies need it
+    except HeartError:
+        study.close()
+        raise
     sync_tasks(study.store, study.config.people, study.config.seed)
     redact_access_log()
     state = WebState(study=study, signer=Signer(secret, admin_token), templates=make_templates())

@@ -1,0 +1,205 @@
+"""What an imported row may hold: each store column's type, length and vocabulary, and the shape
+of its JSON, so an import refuses a bad value by file, line and field instead of storing it
+(or failing inside the database)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any, get_args, get_origin, get_type_hints
+
+from pydantic import ValidationError
+from sqlalchemy import JSON, Boolean, Column, Float, Integer, String, inspect
+
+from heart.errors import ImportRefused
+from heart.store import Base
+from heart.types import Axis, JudgeSource, Order, Side, Status, Subset, SystemKind, Turn
+
+MAX_INT = 2**31 - 1
+"""The largest integer every store holds (PostgreSQL's ``integer``)."""
+
+STRENGTHS = range(1, 6)
+"""A verdict's strength: 1 to 5."""
+
+MAX_DEPTH = 32
+"""The deepest a JSON value in a row may nest (a study's own values stay within a few levels)."""
+
+VOCABULARY: dict[tuple[str, str], tuple[str, ...]] = {
+    ("systems", "kind"): tuple(SystemKind),
+    ("judges", "source"): tuple(JudgeSource),
+    ("items", "subset"): tuple(Subset),
+    ("completions", "status"): tuple(Status),
+    ("judgments", "status"): tuple(Status),
+    ("judgments", "order"): tuple(Order),
+    ("judgments", "winner"): (Side.A, Side.B, Side.TIE),
+}
+"""Columns whose text is one of a few words (table, column)."""
+
+
+JSON_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "true/false"),
+    ((int, float), "the number"),
+    (str, "the text"),
+    (list, "a list"),
+    (dict, "an object"),
+)
+"""How a message names each kind of JSON value (true/false before numbers: bool is an int)."""
+
+
+def describe(value: Any) -> str:
+    """A value as a message names it: its JSON kind and a short form of it."""
+    if value is None:
+        return "nothing (null)"
+    kind = next((name for types, name in JSON_KINDS if isinstance(value, types)), "the value")
+    try:
+        short = json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:
+        short = "[[[..." if isinstance(value, list) else "{...}"
+    short = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in short)
+    return f"{kind} {short if len(short) <= 40 else short[:37] + '...'}"
+
+
+def _string_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "holds a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate, which is not Unicode text"
+    return None
+
+
+def text_problem(value: Any) -> str | None:
+    """What keeps a string, or any string inside a JSON value, out of a store: a NUL character
+    (PostgreSQL refuses it), a lone surrogate (not Unicode text), or nesting past MAX_DEPTH."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, str):
+            problem = _string_problem(item)
+            if problem:
+                return problem
+        elif isinstance(item, dict | list):
+            if depth == MAX_DEPTH:
+                return f"is nested more than {MAX_DEPTH} levels deep"
+            inner = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            todo += [(part, depth + 1) for part in inner]
+    return None
+
+
+@cache
+def _json_types(model: type[Base]) -> dict[str, type]:
+    """The Python type (dict or list) each JSON column of ``model`` holds."""
+    out: dict[str, type] = {}
+    hints = get_type_hints(model)
+    for column in inspect(model).columns:
+        if isinstance(column.type, JSON):
+            (held,) = get_args(hints[str(column.key)])
+            out[str(column.key)] = get_origin(held) or held
+    return out
+
+
+def _column_problem(column: Column[Any], json_type: type | None, value: Any) -> str | None:
+    """Why ``value`` cannot go into ``column``, or None."""
+    if value is None:
+        return None if column.nullable else "must be given, got nothing (null)"
+    kind = column.type
+    if isinstance(kind, String):
+        if not isinstance(value, str):
+            return f"must be text, got {describe(value)}"
+        if kind.length is not None and len(value) > kind.length:
+            return f"is {len(value)} characters long; the most it may be is {kind.length}"
+        return text_problem(value)
+    if isinstance(kind, Boolean):
+        return None if isinstance(value, bool) else f"must be true or false, got {describe(value)}"
+    if isinstance(kind, Integer):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"must be a whole number, got {describe(value)}"
+        return None if abs(value) <= MAX_INT else f"must be at most {MAX_INT} in size, got {value}"
+    if isinstance(kind, Float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok else f"must be a number, got {describe(value)}"
+    if json_type is not None and not isinstance(value, json_type):
+        wanted = "an object" if json_type is dict else "a list"
+        return f"must be {wanted}, got {describe(value)}"
+    return text_problem(value)
+
+
+def _turns_problem(turns: list[Any]) -> str | None:
+    for index, turn in enumerate(turns):
+        try:
+            Turn.model_validate(turn)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            at = ".".join(str(p) for p in err["loc"])
+            return f"turn {index}{' ' + at if at else ''}: {err['msg']}"
+    return None
+
+
+def _axes_problem(axes: dict[str, Any]) -> str | None:
+    for axis, verdict in axes.items():
+        if axis not in tuple(Axis):
+            return f"names axis {axis!r}; the axes are {', '.join(Axis)}"
+        if not isinstance(verdict, dict) or set(verdict) != {"winner", "strength"}:
+            return f"{axis}: must be an object with 'winner' and 'strength'"
+        strength = verdict["strength"]
+        whole = type(strength) is int and 0 <= strength <= 5
+        if verdict["winner"] not in tuple(Side) or not whole:
+            return (
+                f"{axis}: winner must be one of {', '.join(Side)} and strength 0 to 5, got "
+                f"{describe(verdict)}"
+            )
+    return None
+
+
+def _strings_problem(values: list[Any]) -> str | None:
+    odd = next((v for v in values if not isinstance(v, str)), None)
+    return None if odd is None else f"must be a list of text, holds {describe(odd)}"
+
+
+SHAPES: dict[tuple[str, str], Callable[[Any], str | None]] = {
+    ("conversations", "turns"): _turns_problem,
+    ("items", "context"): _turns_problem,
+    ("judgments", "axes"): _axes_problem,
+    ("strategy_labels", "strategies"): _strings_problem,
+}
+"""JSON columns whose content the stages read back, with the check of its shape."""
+
+
+def _value_problem(table: str, column: str, value: Any) -> str | None:
+    words = VOCABULARY.get((table, column))
+    if words is not None and value is not None and value not in words:
+        return f"must be one of {', '.join(words)}, got {describe(value)}"
+    if (table, column) == ("judgments", "strength") and value is not None:
+        return None if value in STRENGTHS else f"must be 1 to 5, got {value}"
+    shape = SHAPES.get((table, column))
+    return shape(value) if shape is not None else None
+
+
+def check_row(
+    model: type[Base],
+    record: Mapping[str, Any],
+    where: str,
+    fix: str,
+    names: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse the first value of ``record`` that ``model``'s table cannot hold, naming ``where``
+    (file and line), the field (``names`` maps a column to the file's own name for it) and
+    ``fix``."""
+    table = str(model.__tablename__)
+    json_types = _json_types(model)
+    for column in inspect(model).columns:
+        key = str(column.key)
+        if key not in record:
+            continue
+        value = record[key]
+        problem = _column_problem(column, json_types.get(key), value) or _value_problem(
+            table, key, value
+        )
+        if problem:
+            field = (names or {}).get(key, key)
+            raise ImportRefused(f"{where}: '{field}' {problem}; {fix}")
+    if table == "judgments" and record.get("status") == Status.OK and record.get("winner") is None:
+        field = (names or {}).get("winner", "winner")
+        raise ImportRefused(f"{where}: '{field}' must be given when 'status' is ok; {fix}")
