@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,16 +81,15 @@ def rewrite_study(
     systems: list[str],
     judges: list[str] | None = None,
     rest: str = "",
-    items: int | None = None,
+    items: int = 12,
 ) -> None:
-    """Keep a demo study's head (name, seed, items) and give it these systems and judges (one
-    YAML flow mapping each) and ``rest`` (more top-level settings); ``items`` sets the number
-    of regular items."""
+    """Keep a demo study's name, seed and corpus, with ``items`` regular items and no
+    adversarial ones, and give it these systems and judges (one YAML flow mapping each) and
+    ``rest`` (more top-level settings)."""
     path = root / "study.yaml"
-    head = path.read_text(encoding="utf-8").split("systems:\n", 1)[0]
-    if items is not None:
-        head = head.replace("regular: 12", f"regular: {items}")
-    text = f"{head}systems:\n" + "".join(f"  - {s}\n" for s in systems)
+    head = re.split(r"^items:", path.read_text(encoding="utf-8"), maxsplit=1, flags=re.M)[0]
+    text = f"{head}items: {{esconv: esconv_demo.jsonl, regular: {items}}}\nsystems:\n"
+    text += "".join(f"  - {s}\n" for s in systems)
     if judges:
         text += "judges:\n" + "".join(f"  - {j}\n" for j in judges)
     path.write_text(text + rest, encoding="utf-8")

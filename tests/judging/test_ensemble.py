@@ -95,6 +95,7 @@ def _write_study(
         ],
         f"judging: {{{settings}}}\n"
         "engine: {providers: {openai: {concurrency: 8, max_retries: 2, timeout_s: 5}}}\n",
+        items=ITEMS,
     )
 
 
