@@ -219,17 +219,21 @@ def _adversarial_study(root: Path, server: FaultServer, n: int, retries: int = 1
     return root
 
 
-def _scenarios(root: Path) -> dict[str, str]:
-    """Each chosen conversation's situation → its scenario, in the order the stage chooses."""
+def _chosen(root: Path) -> list[Source]:
+    """The conversations the stage chooses for this study, in its order."""
     with open_study(root) as study:
         items = study.config.items
-        chosen = select_sources(
+        return select_sources(
             load_corpus(study.esconv_path()).conversations,
             items.adversarial,
             study.config.seed,
             items.adversarial_max_turns,
         )
-    return {s.conversation.situation: SCENARIOS[k] for k, s in enumerate(chosen)}
+
+
+def _scenarios(root: Path) -> dict[str, str]:
+    """Each chosen conversation's situation → its scenario."""
+    return {s.conversation.situation: SCENARIOS[k] for k, s in enumerate(_chosen(root))}
 
 
 @pytest.fixture
@@ -316,15 +320,8 @@ def test_valid_rewrites_are_kept_and_each_invalid_kind_is_retried_then_rejected(
 
 
 def _chosen_keys(root: Path) -> dict[str, str]:
-    with open_study(root) as study:
-        items = study.config.items
-        chosen = select_sources(
-            load_corpus(study.esconv_path()).conversations,
-            items.adversarial,
-            study.config.seed,
-            items.adversarial_max_turns,
-        )
-    return {s.key: SCENARIOS[k] for k, s in enumerate(chosen)}
+    """Each chosen conversation's rewrite key → its scenario."""
+    return {s.key: SCENARIOS[k] for k, s in enumerate(_chosen(root))}
 
 
 def test_a_rebuild_asks_nothing_and_a_dry_run_counts_first_tries(
