@@ -27,7 +27,6 @@ from heart.report._tables import (
     board_table,
     differences_table,
     head_to_head_table,
-    rater_verdict,
     subset_tables,
 )
 
@@ -70,8 +69,9 @@ def adversarial_section(facts: StudyFacts) -> tuple[list[str], list[Table], list
         tables += adversarial_tables(facts.adversarial)
         if facts.adversarial.rater.flagged:
             warnings.append(
-                "Warning: the hostility rater is unreliable, so the kept items are not shown to "
-                "be as hostile as their profiles ask: " + rater_verdict(facts.adversarial.rater)
+                "Warning: the hostility rater is unreliable ("
+                + "; ".join(facts.adversarial.rater.problems)
+                + "), so the kept items are not shown to be as hostile as their profiles ask."
             )
     for comparison in facts.subsets:
         tables += subset_tables(comparison)
