@@ -143,23 +143,3 @@ def sha256_hex(text: str) -> str:
 def stable_id(prefix: str, *parts: str, length: int = 16) -> str:
     """A short deterministic id: ``prefix`` plus a sha256 prefix of the parts."""
     return prefix + sha256_hex("\x1f".join(parts))[:length]
-
-
-SUPPORT_STRATEGIES: dict[str, str] = {
-    "Affirmation": "recognises the person's strengths, effort or worth",
-    "Avoid Judgment and Criticism": "accepts what was shared without blaming or lecturing",
-    "Clarification": "asks a question to understand the situation or feeling better",
-    "Collaborative Planning": "works out next steps together with the person",
-    "Emotional Validation": "says the feeling makes sense given what happened",
-    "Normalize Experiences": "conveys that many people go through something similar",
-    "Offer Hope": "points to a believable way things could get better",
-    "Promote Self-Care Practices": "encourages rest, health or small acts of looking after oneself",
-    "Provide Different Perspectives": "offers another way of seeing the situation",
-    "Reflective Statements": "mirrors back what the person said or feels in other words",
-    "Reframe Negative Thoughts": "gently challenges a harsh or distorted thought",
-    "Share Information": "gives a fact, resource or piece of knowledge that helps",
-    "Stress Management": "suggests a concrete way to calm down or cope with pressure",
-    "Suggest Options": "lays out possible choices without pushing one",
-    "Chit Chat": "light, friendly talk that builds rapport",
-}
-"""The 15 support strategies HEART labels completions with, each with a one-line gloss."""

@@ -29,6 +29,7 @@ from ..rows import seed_study
 TABLES = {
     "calls",
     "rewrites",
+    "strategy_classifications",
     "tasks",
     "strategy_labels",
     "completions",
@@ -54,7 +55,7 @@ def _seed(store: Store) -> None:
 def test_migrates_to_every_table(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0006"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0007"
 
 
 def test_migrations_build_exactly_the_tables_the_code_declares(store: Store) -> None:

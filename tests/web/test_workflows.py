@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from heart.people import CHOICES
 from heart.store import CompletionRow, JudgmentRow, LabelRow, PairRow, RaterRow, TaskRow
-from heart.types import SUPPORT_STRATEGIES
+from heart.strategies import load_taxonomy
 
 from ..helpers import attentive_choice
 from .conftest import SYSTEMS, WebStudy, element, hidden, reply_text, sign_in
@@ -110,7 +110,7 @@ def test_a_labeller_ticks_the_strategies_a_reply_uses(web_study: MakeStudy) -> N
     page = client.get("/label")
     assert page.status_code == 200
     shown = study.replies[reply_text(page.text, "reply")]
-    for name, gloss in SUPPORT_STRATEGIES.items():
+    for name, gloss in load_taxonomy().glosses().items():
         assert f'value="{name}"' in page.text and escape(gloss) in page.text
     response = client.post(
         "/label",

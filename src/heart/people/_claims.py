@@ -41,7 +41,8 @@ from heart.store import (
     pair_with_reply_by,
     reply_by,
 )
-from heart.types import SUPPORT_STRATEGIES, JudgeSource, Order, Shown, Status, SystemKind
+from heart.strategies import load_taxonomy
+from heart.types import JudgeSource, Order, Shown, Status, SystemKind
 
 CHOICES = {
     "A++": (Shown.FIRST, 2, "A is much better"),
@@ -403,7 +404,8 @@ def submit_labels(
     """Store which of the 15 strategies ``rater`` sees in the seat's completion."""
     for strategy in strategies:
         plain_text(strategy, "strategy")
-    unknown = [s for s in strategies if s not in SUPPORT_STRATEGIES]
+    taxonomy = load_taxonomy()
+    unknown = [s for s in strategies if s not in taxonomy.names]
     if unknown:
         raise TaskRefused(f"unknown strategies {unknown}; pick from the list shown")
     with _answering(store, rater, task) as session:
@@ -415,7 +417,8 @@ def submit_labels(
         session.add(
             LabelRow(
                 id=label_id(row.target, rater), completion_id=row.target, rater_id=rater,
-                strategies=sorted(set(strategies)), created_at=now_iso(),
+                strategies=sorted(set(strategies)), taxonomy_hash=taxonomy.hash,
+                created_at=now_iso(),
             )
         )  # fmt: skip
         _finish(session, row, rater, now)

@@ -7,6 +7,7 @@ from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
     CallRow,
+    ClassificationRow,
     CompletionRow,
     ConversationRow,
     ItemRow,
@@ -25,6 +26,7 @@ from heart.store._tables import (
 __all__ = [
     "Base",
     "CallRow",
+    "ClassificationRow",
     "CompletionRow",
     "ConversationRow",
     "ItemRow",

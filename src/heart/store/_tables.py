@@ -213,6 +213,7 @@ class LabelRow(Base):
     completion_id: Mapped[str] = mapped_column(ForeignKey("completions.id"), index=True)
     rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), index=True)
     strategies: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    taxonomy_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
 
 
@@ -237,4 +238,30 @@ class RewriteRow(Base):
     source_ratings: Mapped[list[Any]] = mapped_column(JSON, default=list)  # the calm originals
     item_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     calls: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class ClassificationRow(Base):
+    """The strategy classifier's answer on one completion: for every strategy of the taxonomy
+    (``taxonomy_hash``), present, absent or uncertain, a probability and an evidence snippet
+    quoted from the completion. ``classifier`` names the model (provider, model, endpoint)."""
+
+    __tablename__ = "strategy_classifications"
+    __table_args__ = (UniqueConstraint("completion_id", "classifier", "taxonomy_hash"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    completion_id: Mapped[str] = mapped_column(ForeignKey("completions.id"), index=True)
+    classifier: Mapped[str] = mapped_column(String(300))
+    taxonomy_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(10))  # ok | failed
+    # {strategy: {"status": present|absent|uncertain, "probability": float, "evidence": str}}
+    labels: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    raw: Mapped[str | None] = mapped_column(Text, nullable=True)
+    refused: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [{answer, problem}] re-asked
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    call_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))

@@ -28,7 +28,7 @@ from heart.people import (
     submit_write,
 )
 from heart.store import TaskRow
-from heart.types import SUPPORT_STRATEGIES
+from heart.strategies import load_taxonomy
 from heart.web._forms import Form, read_form
 from heart.web._session import RaterSession, same
 from heart.web._state import (
@@ -120,7 +120,7 @@ def _page(
         rationale=form.get("rationale"),
         checklist_items=list(CHECKLIST.items()),
         checklist=form.all("checklist"),
-        strategies=list(SUPPORT_STRATEGIES.items()),
+        strategies=list(load_taxonomy().glosses().items()),
         picked=form.all("strategies"),
     )
 
