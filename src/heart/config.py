@@ -216,6 +216,23 @@ class JudgingSpec(Strict):
     prompt_version: str = Field("v2", pattern=r"^v[0-9]+$")
 
 
+class StrategiesSpec(Strict):
+    """The strategy classifier: which model labels completions, and how many it labels."""
+
+    classifier: ModelSpec | None = Field(
+        None,
+        description="the model that labels completions with the 15 strategies (heart run "
+        "labels only when it is set; heart strategies uses the embedded model when not)",
+    )
+    completions: int | None = Field(
+        None, gt=0, description="completions to label, spread evenly over systems (unset: all)"
+    )
+    reasks: int = Field(
+        1, ge=0, le=5, description="times an invalid answer is asked again with its error"
+    )
+    taxonomy: str = Field("v1", pattern=r"^v[0-9]+$")
+
+
 class PeopleSpec(Strict):
     """Human work collected in the web app: how many people per context, pair and completion,
     how long a claim lasts, and how often quality checks are mixed in."""
@@ -307,6 +324,7 @@ class StudyConfig(Strict):
     ratings: RatingsSpec = RatingsSpec()
     engine: EngineSpec = EngineSpec()
     people: PeopleSpec = PeopleSpec()
+    strategies: StrategiesSpec = StrategiesSpec()
 
     @field_validator("systems")
     @classmethod
