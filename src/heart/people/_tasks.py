@@ -3,14 +3,15 @@ gold and attention checks mixed in), labellers per sampled completion. Idempoten
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
-from heart.ids import coin, seat_order
+from heart.ids import seat_order
+from heart.sample import spread_sample
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -69,31 +70,6 @@ def reopen(session: Session, seats: ColumnElement[bool]) -> None:
     )
 
 
-def _label_sample(
-    completions: list[tuple[str, str, str]], sampled: set[str], n: int, seed: int
-) -> list[tuple[str, str]]:
-    """The (completion, item) pairs to add to the ``sampled`` completions so that ``n`` get
-    label seats. What is sampled stays; each system's completions come in a seeded order of
-    their own (a new completion never moves another), drawn from the systems with the fewest
-    sampled first, so the sample is spread evenly and the same whatever the restarts."""
-    queues: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
-    taken: Counter[str] = Counter()
-    for cid, item, system in completions:
-        if cid in sampled:
-            taken[system] += 1
-        else:
-            queues[system].append((coin(seed, "label", cid), cid, item))
-    for queue in queues.values():
-        queue.sort(reverse=True)  # the first in the seeded order is popped first
-    out: list[tuple[str, str]] = []
-    while len(sampled) + len(out) < n and any(queues.values()):
-        system = min((s for s, q in queues.items() if q), key=lambda s: (taken[s], s))
-        _, cid, item = queues[system].pop()
-        taken[system] += 1
-        out.append((cid, item))
-    return out
-
-
 def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
     """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
     after every ``check_every`` judge seats one check seat on an item: gold or attention in
@@ -134,8 +110,10 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
                 # the queue serves it right after that pair, among the others
                 seats(JUDGE, f"{pair}_{check}", item, spec.raters_per_pair, check=check)
         sampled = {target for kind, target in have if kind == LABEL}
-        for cid, item in _label_sample(list(done), sampled, spec.label_completions, seed):
-            seats(LABEL, cid, item, spec.labellers_per_completion)
+        item_of = {cid: item for cid, item, _ in done}
+        members = [(cid, system) for cid, _, system in done]
+        for cid in spread_sample(members, sampled, spec.label_completions, seed, "label"):
+            seats(LABEL, cid, item_of[cid], spec.labellers_per_completion)
         added = Counter(row.kind for row in rows)
         s.add_all(rows)
         s.flush()
