@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from heart.items.adversarial import AdversarialSummary
     from heart.judging import JudgingPlan, JudgingSummary
     from heart.pipeline import DryRun, ItemsSummary, ReportSummary
+    from heart.strategies.classify import ClassificationSummary
     from heart.study import Study
 
 app = typer.Typer(
@@ -388,6 +389,30 @@ def judge(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None
             _print_judging(pipeline.judge(s, ProgressBar()))
 
 
+def _print_strategies(summary: ClassificationSummary) -> None:
+    plan = summary.plan
+    _print_calls(
+        "strategies",
+        f"{plan.sampled} completions to label by {plan.classifier}, {plan.already_done} already "
+        "labelled",
+        summary.model_calls,
+        "classifications failed or were invalid",
+    )
+
+
+@app.command()
+def strategies(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+    """Label completions with the 15 support strategies (strategies.classifier, else the
+    embedded model): strategies.completions of them spread over systems, or all."""
+    from heart import pipeline
+
+    with _study(study) as s:
+        if dry_run:
+            _print_dry_run(pipeline.dry_run(s, ("strategies",)), s.config.engine.budget_usd)
+        else:
+            _print_strategies(pipeline.classify_strategies(s, ProgressBar()))
+
+
 @judges_app.command("audit")
 def judges_audit(study: StudyOption = Path(".")) -> None:
     """Per judge: flip rate, first-position, longer-reply, control and own-family shares.
@@ -465,6 +490,8 @@ def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
             _print_adversarial(done.adversarial)
     _print_generation(done.generation)
     _print_judging(done.judging)
+    if done.strategies is not None:
+        _print_strategies(done.strategies)
     _print_report(done.report)
     console.print(f"Done in {done.seconds:.0f} s.")
 
@@ -491,7 +518,7 @@ def import_(
     study: StudyOption = Path("."),
     table: Annotated[
         str | None,
-        typer.Option(help="For a file: 'completions' or 'judgments'."),
+        typer.Option(help="For a file: 'completions', 'judgments' or 'labels'."),
     ] = None,
 ) -> None:
     """Import a bundle (or completions/judgments from a file) into the study, all or nothing.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from heart.analyses import JudgeAudit, Leaderboard, audit_judges, load_comparisons, verdict_counts
-from heart.config import STUDY_FILE
+from heart.config import STUDY_FILE, ModelSpec
 from heart.engine import PlannedModel, ProgressFn, plan_calls
 from heart.generate import GenerationSummary, plan_generation
 from heart.generate import generate as _generate
@@ -32,9 +32,10 @@ from heart.release import (
     read_bundle,
 )
 from heart.report import StudyFacts, board_warning, gather_facts, write_report
+from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, create_study, open_study
 
-Stage = Literal["adversarial", "generate", "judge"]
+Stage = Literal["adversarial", "generate", "judge", "strategies"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class StudyRun:
     adversarial: AdversarialSummary | None  # None when none are asked for or they are built
     generation: GenerationSummary
     judging: JudgingSummary
+    strategies: ClassificationSummary | None  # None when no classifier is set
     report: ReportSummary
     seconds: float
 
@@ -155,6 +157,14 @@ def judge(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:
     return replace(judge_pairs(study, progress), new_pairs=added)
 
 
+def classify_strategies(
+    study: Study, progress: ProgressFn | None = None, classifier: ModelSpec | None = None
+) -> ClassificationSummary:
+    """Label the sampled completions (``strategies.completions``, or all) with the 15 support
+    strategies: ``classifier``, else ``strategies.classifier``, else the embedded model."""
+    return classify(study, progress, classifier)
+
+
 def audit(study: Study) -> list[JudgeAudit]:
     """Per LLM judge: flip rate, position, length, control and own-family shares."""
     return audit_judges(
@@ -177,8 +187,9 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
     generation = generate(study, progress)
     judging = judge(study, progress)
+    labels = classify_strategies(study, progress) if study.config.strategies.classifier else None
     return StudyRun(
-        items, adversarial, generation, judging, report(study),
+        items, adversarial, generation, judging, labels, report(study),
         seconds=time.perf_counter() - start,
     )  # fmt: skip
 
@@ -189,7 +200,8 @@ def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
     retries come on top); judging plans the pairs stored so far (new completions add pairs)."""
     if stages is None:
         due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
-        stages = (*due, "generate", "judge")
+        labels: tuple[Stage, ...] = ("strategies",) if study.config.strategies.classifier else ()
+        stages = (*due, "generate", "judge", *labels)
     plans = []
     if "adversarial" in stages:
         calls = plan_adversarial(study)
@@ -202,6 +214,9 @@ def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
         judging = plan_judging(study)
         models = plan_calls(judging.calls, study.store)
         plans.append(StagePlan("judge", models, judging=judging))
+    if "strategies" in stages:
+        labelling = plan_classification(study)
+        plans.append(StagePlan("strategies", plan_calls(labelling.calls, study.store)))
     return DryRun(plans)
 
 
@@ -224,7 +239,8 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
             return import_bundle(study.store, path)
     if table is None:
         raise HeartError(
-            f"{path} is a file: say what it holds with --table completions or --table judgments"
+            f"{path} is a file: say what it holds with --table completions, --table judgments "
+            "or --table labels"
         )
     with open_study(root) as study:
         return import_table(study.store, path, table, study.config.seed)
@@ -239,6 +255,7 @@ __all__ = [
     "audit",
     "build_adversarial",
     "build_items",
+    "classify_strategies",
     "dry_run",
     "export",
     "generate",

@@ -18,10 +18,18 @@ from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE
 from heart.errors import ImportRefused
-from heart.ids import Presentation, completion_id, judgment_id, pair_id, seeded_order
+from heart.ids import (
+    Presentation,
+    completion_id,
+    judgment_id,
+    label_id,
+    pair_id,
+    seeded_order,
+)
 from heart.import_checks import STRENGTHS, check_row, describe, text_problem
 from heart.store import (
     Base,
+    ClassificationRow,
     CompletionRow,
     ConversationRow,
     ItemRow,
@@ -37,6 +45,7 @@ from heart.store import (
     SystemRow,
     now_iso,
 )
+from heart.strategies import Taxonomy, load_taxonomy
 from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
 from heart.utf8 import NotUtf8, decode_utf8
 
@@ -59,6 +68,7 @@ TABLES: list[tuple[str, type[Base]]] = [
     ("pairs.jsonl", PairRow),
     ("judgments.jsonl", JudgmentRow),
     ("strategy_labels.jsonl", LabelRow),
+    ("strategy_classifications.jsonl", ClassificationRow),
 ]
 
 PRIVATE_COLUMNS: dict[type[Base], frozenset[str]] = {
@@ -81,6 +91,7 @@ REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
     ("judgments.jsonl", "judge"): ("judges.jsonl", "name"),
     ("strategy_labels.jsonl", "completion_id"): ("completions.jsonl", "id"),
     ("strategy_labels.jsonl", "rater_id"): ("raters.jsonl", "id"),
+    ("strategy_classifications.jsonl", "completion_id"): ("completions.jsonl", "id"),
 }
 
 
@@ -635,8 +646,59 @@ def judgment_rows(path: Path, seed: int) -> tuple[list[Row], list[Row], list[Row
     return list(judges.values()), list(pairs.values()), judgments
 
 
+def _strategies(where: str, value: Any, taxonomy: Taxonomy) -> list[str]:
+    """A labels row's strategies: a JSON list of names, or their names separated by ';'."""
+    if isinstance(value, str):
+        names = [name.strip() for name in value.split(";") if name.strip()]
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        names = [name.strip() for name in value]
+    else:
+        raise ImportRefused(
+            f"{where}: 'strategies' must be a list of strategy names (in CSV: separated by "
+            f"';'), got {describe(value)}"
+        )
+    unknown = [name for name in names if name not in taxonomy.names]
+    if unknown:
+        raise ImportRefused(
+            f"{where}: 'strategies': {unknown[0]!r} is not one of the {len(taxonomy.names)} "
+            f"strategies ({'; '.join(taxonomy.names)}); use their names as written"
+        )
+    return sorted(set(names))
+
+
+def label_rows(path: Path) -> tuple[list[Row], list[Row]]:
+    """People's strategy labels from CSV/JSONL: completion_id, rater, strategies (none is an
+    empty list). Returns the raters and the labels to add."""
+    taxonomy = load_taxonomy()
+    raters: dict[str, Row] = {}
+    labels: dict[str, Row] = {}
+    for number, r in _read_table_file(path):
+        where = f"{path} line {number}"
+        f = _text_fields(where, r, ("completion_id", "rater"))
+        strategies = _strategies(where, r.get("strategies") or [], taxonomy)
+        rater = {"id": f["rater"], "excluded_reason": None, "created_at": now_iso()}
+        check_row(RaterRow, rater, where, "correct the row", {"id": "rater"})
+        raters.setdefault(f["rater"], (number, rater))
+        lid = label_id(f["completion_id"], f["rater"])
+        label = {
+            "id": lid, "completion_id": f["completion_id"], "rater_id": f["rater"],
+            "strategies": strategies, "taxonomy_hash": taxonomy.hash, "created_at": now_iso(),
+        }  # fmt: skip
+        first = labels.setdefault(lid, (number, label))
+        if first[1]["strategies"] != strategies:
+            raise ImportRefused(
+                f"{where}: rater {f['rater']!r} labels completion {f['completion_id']!r} again, "
+                f"differently from line {first[0]}; keep one row per rater and completion"
+            )
+    return list(raters.values()), list(labels.values())
+
+
+TABLE_KINDS = ("completions", "judgments", "labels")
+
+
 def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummary:
-    """Import completions or judgments from a CSV or JSON Lines file, all-or-nothing."""
+    """Import completions, judgments or strategy labels from a CSV or JSON Lines file,
+    all-or-nothing."""
     if not path.is_file():
         raise ImportRefused(f"{path}: no such file")
     if kind == "completions":
@@ -644,9 +706,17 @@ def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummar
     elif kind == "judgments":
         judges, pairs, judgments = judgment_rows(path, seed)
         tables = {"judges.jsonl": judges, "pairs.jsonl": pairs, "judgments.jsonl": judgments}
+    elif kind == "labels":
+        raters, labels = label_rows(path)
+        tables = {"raters.jsonl": raters, "strategy_labels.jsonl": labels}
     else:
-        raise ImportRefused(f"--table must be 'completions' or 'judgments', got {kind!r}")
+        raise ImportRefused(
+            f"--table must be {', '.join(TABLE_KINDS[:-1])} or {TABLE_KINDS[-1]}, got {kind!r}"
+        )
     with store.session() as session:
+        if kind == "labels":  # raters the study already has are reused as they are
+            stored = _existing_keys(session, "raters.jsonl", "id")
+            tables["raters.jsonl"] = [r for r in tables["raters.jsonl"] if r[1]["id"] not in stored]
         if kind == "judgments":
             _require_pair_completions(session, path, tables["pairs.jsonl"])
             _require_judge_sources(session, path, tables["judges.jsonl"])
