@@ -30,7 +30,7 @@ CLASSIFIER_PROMPT = "strategy-classifier"
 REASK_PROMPT = "reask"
 STATUSES = ("present", "absent", "uncertain")
 PROBABILITIES = [k / 10 for k in range(11)]
-EVIDENCE_CHARS = 120
+EVIDENCE_CHARS = 80
 
 
 class InvalidClassification(ValueError):
