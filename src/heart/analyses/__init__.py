@@ -36,6 +36,7 @@ from heart.analyses._leaderboard import (
 )
 from heart.analyses._majority import PairMajority, ensemble_majority, judge_votes
 from heart.analyses._strategies import (
+    ALL_ITEMS,
     ESCONV_MAPPING,
     ESCONV_UNCLEAR,
     ESCONV_UNMAPPED,
@@ -51,6 +52,7 @@ from heart.analyses._strategies import (
 from heart.analyses._subsets import SubsetComparison, SubsetShift, compare_subsets
 
 __all__ = [
+    "ALL_ITEMS",
     "BEST_HUMAN",
     "CLEAR_CONSENSUS",
     "ESCONV_MAPPING",

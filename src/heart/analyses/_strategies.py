@@ -199,11 +199,17 @@ def _load(store: Store, classifier: str, taxonomy: Taxonomy) -> _Replies:
     )
 
 
+KIND_ORDER = {SystemKind.HUMAN: 0, SystemKind.MODEL: 1, SystemKind.DATASET: 2}
+
+
+def _in_order(groups: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(group, kind) pairs: humans, then models, the dataset and controls, each by name."""
+    return sorted(groups, key=lambda gk: (KIND_ORDER.get(SystemKind(gk[1]), 3), gk[0]))
+
+
 def _family_order(replies: _Replies) -> list[tuple[str, str]]:
     """(family, kind) of every family: humans, then model families, then the dataset."""
-    rank = {SystemKind.HUMAN: 0, SystemKind.MODEL: 1, SystemKind.DATASET: 2}
-    seen = {(f, k) for f, k in zip(replies.family, replies.kind, strict=True) if f}
-    return sorted(seen, key=lambda fk: (rank.get(SystemKind(fk[1]), 3), fk[0]))
+    return _in_order({(f, k) for f, k in zip(replies.family, replies.kind, strict=True) if f})
 
 
 def _uses(replies: _Replies, select_rows: Bools, subset: str, group: str, kind: str) -> StrategyUse:
@@ -218,8 +224,8 @@ def _usage(replies: _Replies) -> tuple[list[StrategyUse], list[StrategyUse], lis
     kind = np.asarray(replies.kind, dtype=object)
     subset = np.asarray(replies.subset, dtype=object)
     systems = [
-        _uses(replies, system == name, ALL_ITEMS, name, str(kind[system == name][0]))
-        for name in sorted(set(replies.system))
+        _uses(replies, system == name, ALL_ITEMS, name, k)
+        for name, k in _in_order(set(zip(replies.system, replies.kind, strict=True)))
     ]
     families = _family_order(replies)
     by_family = [_uses(replies, (family == f) & (kind == k), ALL_ITEMS, f, k) for f, k in families]

@@ -52,7 +52,7 @@ def usage_entropy(used: BoolArray) -> float:
     if total == 0:
         return float("nan")
     p = counts[counts > 0] / total
-    return float(-(p * np.log2(p)).sum())
+    return float((p * np.log2(1.0 / p)).sum())
 
 
 def rate_spread(rates: FloatArray) -> tuple[float, float]:
