@@ -197,8 +197,9 @@ def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
         esconv = "; ".join(e for e, s in ESCONV_MAPPING.items() if s == name)
         rows.append(
             [classifier, check.reference, check.uncertain, name,
-             esconv if check.reference == "ESConv annotations" else None, r.f1[n], r.low[n],
-             r.high[n], int(r.tp[n]), int(r.fp[n]), int(r.fn[n]), r.replies, None]
+             esconv if check.reference == "ESConv annotations" else None, float(r.f1[n]),
+             float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
+             r.replies, None]
         )  # fmt: skip
     return rows
 
