@@ -135,6 +135,18 @@ def test_a_study_without_classifications_gets_one_line_on_how_to_make_them(
     assert "strategy-heatmap" not in render_html(facts)
 
 
+def test_a_study_where_only_a_control_was_classified_has_no_family_and_no_figure(
+    store: Store, tmp_path: Path
+) -> None:
+    add_item(store, "i0", "c0")
+    add_reply(store, "i0", "warm", present=[CL])
+    facts = _facts(store, tmp_path)
+    assert facts.strategies is not None and facts.strategies.families == []
+    assert [u.group for u in facts.strategies.systems] == ["warm"]
+    page = render_html(facts)
+    assert "strategy-heatmap" not in page and "<table id='strategy-use-systems'>" in page
+
+
 def test_a_flagged_classifier_is_warned_about_before_the_section(
     store: Store, tmp_path: Path
 ) -> None:

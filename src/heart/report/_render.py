@@ -254,7 +254,7 @@ def render_html(facts: StudyFacts) -> str:
     parts += [f"<p>{e(line)}</p>" for line in section.lines]
     for n, table in enumerate(section.tables):
         parts.append(html_table(table))
-        if n == 0 and facts.strategies is not None:
+        if n == 0 and facts.strategies is not None and facts.strategies.families:
             png = strategy_heatmap_png(facts.strategies)
             parts.append(_figure(png, "strategy use by family", "strategy-heatmap"))
     parts.append("<h2 id='audit'>Judge audit</h2>")
