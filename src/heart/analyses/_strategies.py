@@ -35,6 +35,7 @@ from heart.strategies import Taxonomy
 from heart.types import Status, Subset, SystemKind
 
 Bools = npt.NDArray[np.bool_]
+Floats = npt.NDArray[np.float64]
 
 MIN_REPLIES = 30  # replies a reference needs before the classifier's F1 can flag it
 MIN_MACRO_F1 = 0.5  # macro F1 below which the classifier is unreliable
@@ -212,8 +213,8 @@ def _family_order(replies: _Replies) -> list[tuple[str, str]]:
     return _in_order({(f, k) for f, k in zip(replies.family, replies.kind, strict=True) if f})
 
 
-def _uses(replies: _Replies, select_rows: Bools, subset: str, group: str, kind: str) -> StrategyUse:
-    return StrategyUse(group, kind, subset, strategy_diversity(replies.present[select_rows]))
+def _uses(replies: _Replies, rows: Bools, subset: str, group: str, kind: str) -> StrategyUse:
+    return StrategyUse(group, kind, subset, strategy_diversity(replies.present[rows]))
 
 
 def _usage(replies: _Replies) -> tuple[list[StrategyUse], list[StrategyUse], list[StrategyUse]]:
@@ -240,13 +241,16 @@ def _usage(replies: _Replies) -> tuple[list[StrategyUse], list[StrategyUse], lis
     return systems, by_family, subsets
 
 
-def _per_conversation(replies: _Replies, rows: Bools, conversations: list[str]) -> tuple[Any, Any]:
+def _per_conversation(
+    replies: _Replies, rows: Bools, conversations: list[str]
+) -> tuple[Floats, Floats]:
     """Uses per conversation and strategy, and replies per conversation, of the chosen rows."""
     index = {c: n for n, c in enumerate(conversations)}
     member = np.zeros((len(conversations), len(replies.system)))
-    for n in np.flatnonzero(rows):
-        member[index[replies.conversation[n]], n] = 1.0
-    return member @ replies.present.astype(np.float64), member.sum(axis=1)
+    chosen = np.flatnonzero(rows)
+    member[[index[replies.conversation[n]] for n in chosen], chosen] = 1.0
+    uses: Floats = member @ replies.present.astype(np.float64)
+    return uses, member.sum(axis=1)
 
 
 def _gaps(
