@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from heart.store import JudgeRow, JudgmentRow, RaterRow
 
+from ..strategy_rows import add_label
 from .conftest import ADMIN_TOKEN, WebStudy, hidden, sign_in
 
 MakeStudy = Callable[..., WebStudy]
@@ -132,3 +133,50 @@ def test_exports_hold_only_people_work_by_rater_id(web_study: MakeStudy) -> None
     assert "llm-judge" not in admin.get("/admin/export/judgments.csv").text
     assert admin.get("/admin/export/raters.csv").status_code == 404
     assert admin.get("/admin/export/judgments.xlsx").status_code == 404
+
+
+def test_disagreements_are_listed_and_downloadable(web_study: MakeStudy) -> None:
+    study = web_study(items=2)
+    add_label(study.store, "cp-0-sysalpha", "r1", ["Offer Hope", "Affirmation"])
+    add_label(study.store, "cp-0-sysalpha", "r2", ["Affirmation"])  # Offer Hope: half of two
+    add_label(study.store, "cp-1-sysbeta", "r1", ["Affirmation"])
+    add_label(study.store, "cp-1-sysbeta", "r2", ["Affirmation"])  # agreed
+    add_label(study.store, "cp-0-sysbeta", "r1", ["Chit Chat"])
+    add_label(study.store, "cp-0-sysbeta", "r3", [], excluded="failed 2 of 2 quality checks")
+    admin = study.client(study.make_app())
+    _admin(admin)
+    page = admin.get("/admin").text
+    row = _row(page, "disagreements", "cp-0-sysalpha")
+    assert row == [
+        "cp-0-sysalpha",
+        "i0",
+        "Offer Hope",
+        "r1: Affirmation, Offer Hope; r2: Affirmation",
+    ]
+    assert page.count("<td>cp-") == 1  # r3 does not count, so r1 alone decides cp-0-sysbeta
+
+    response = admin.get("/admin/export/disagreements.csv")
+    assert response.status_code == 200
+    assert 'filename="disagreements.csv"' in response.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert [(r["rater"], r["strategies"], r["split"]) for r in rows] == [
+        ("r1", "Affirmation; Offer Hope", "Offer Hope"),
+        ("r2", "Affirmation", "Offer Hope"),
+    ]
+    assert {r["completion_id"] for r in rows} == {"cp-0-sysalpha"}
+    assert rows[0]["text"].startswith("Reply ") and rows[0]["item_id"] == "i0"
+    lines = admin.get("/admin/export/disagreements.jsonl").text.splitlines()
+    first = json.loads(lines[0])
+    assert (first["rater"], first["strategies"], first["split"]) == (
+        "r1",
+        ["Affirmation", "Offer Hope"],
+        ["Offer Hope"],
+    )
+    assert 'href="/admin/export/disagreements.csv"' in page
+
+
+def test_no_disagreement_says_none(web_study: MakeStudy) -> None:
+    study = web_study(items=1)
+    admin = study.client(study.make_app())
+    _admin(admin)
+    assert '<p id="disagreements">None.</p>' in admin.get("/admin").text

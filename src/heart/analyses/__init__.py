@@ -26,6 +26,7 @@ from heart.analyses._hostility import (
     RaterCheck,
     adversarial_report,
 )
+from heart.analyses._labels import human_consensus
 from heart.analyses._leaderboard import (
     Ablation,
     Leaderboard,
@@ -34,11 +35,31 @@ from heart.analyses._leaderboard import (
     per_conversation_wins,
 )
 from heart.analyses._majority import PairMajority, ensemble_majority, judge_votes
+from heart.analyses._strategies import (
+    ALL_ITEMS,
+    ESCONV_MAPPING,
+    ESCONV_UNCLEAR,
+    ESCONV_UNMAPPED,
+    MIN_MACRO_F1,
+    MIN_REPLIES,
+    ClassifierF1,
+    StrategyReport,
+    StrategyUse,
+    UsageGap,
+    analyse_strategies,
+    esconv_reference,
+)
 from heart.analyses._subsets import SubsetComparison, SubsetShift, compare_subsets
 
 __all__ = [
+    "ALL_ITEMS",
     "BEST_HUMAN",
     "CLEAR_CONSENSUS",
+    "ESCONV_MAPPING",
+    "ESCONV_UNCLEAR",
+    "ESCONV_UNMAPPED",
+    "MIN_MACRO_F1",
+    "MIN_REPLIES",
     "MIN_SEPARATION",
     "MIN_SPEARMAN",
     "SOURCE_TITLES",
@@ -46,6 +67,7 @@ __all__ = [
     "AdversarialReport",
     "AgreementReport",
     "Board",
+    "ClassifierF1",
     "Comparisons",
     "JudgeAudit",
     "KeptHostility",
@@ -57,17 +79,23 @@ __all__ = [
     "Source",
     "Stability",
     "Standing",
+    "StrategyReport",
+    "StrategyUse",
     "SubsetComparison",
     "SubsetShift",
+    "UsageGap",
     "VerdictCounts",
     "adversarial_report",
     "analyse_agreement",
+    "analyse_strategies",
     "audit_judges",
     "best_human_comparisons",
     "build_boards",
     "build_leaderboard",
     "compare_subsets",
     "ensemble_majority",
+    "esconv_reference",
+    "human_consensus",
     "human_llm_agreement",
     "judge_votes",
     "load_comparisons",

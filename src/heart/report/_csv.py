@@ -8,7 +8,7 @@ import io
 import math
 from collections.abc import Sequence
 
-from heart.analyses import AgreementReport, Board, JudgeAudit
+from heart.analyses import ESCONV_MAPPING, AgreementReport, Board, ClassifierF1, JudgeAudit
 from heart.report._facts import StudyFacts
 from heart.stats import Share
 from heart.types import Axis
@@ -182,6 +182,104 @@ def adversarial_files(facts: StudyFacts) -> dict[str, str]:
     return files
 
 
+F1_HEADER = ["classifier", "reference", "uncertain", "strategy", "esconv_labels", "f1", "low",
+             "high", "tp", "fp", "fn", "replies", "flagged"]  # fmt: skip
+
+
+def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
+    """The macro F1 (flagged or not), then one row per strategy the check scores."""
+    r = check.result
+    rows: list[list[Cell]] = [
+        [classifier, check.reference, check.uncertain, "macro", None, r.macro, r.macro_low,
+         r.macro_high, None, None, None, r.replies, check.flagged],
+    ]  # fmt: skip
+    for n, name in enumerate(check.strategies):
+        esconv = "; ".join(e for e, s in ESCONV_MAPPING.items() if s == name)
+        rows.append(
+            [classifier, check.reference, check.uncertain, name,
+             esconv if check.reference == "ESConv annotations" else None, float(r.f1[n]),
+             float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
+             r.replies, None]
+        )  # fmt: skip
+    return rows
+
+
+def strategy_files(facts: StudyFacts) -> dict[str, str]:
+    """Usage and diversity per system, family and subset; humans against each model family;
+    the classifier against human consensus and against ESConv's annotations."""
+    report = facts.strategies
+    if report is None:
+        return {}
+    groups = [("system", u) for u in report.systems]
+    groups += [("family", u) for u in [*report.families, *report.subsets]]
+    usage: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, name, int(u.diversity.uses[i]),
+         float(u.diversity.rates[i])]
+        for scope, u in groups
+        for i, name in enumerate(report.taxonomy)
+    ]  # fmt: skip
+    diversity: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, u.diversity.strategies,
+         u.diversity.coverage, u.diversity.mean_unique, u.diversity.entropy_bits,
+         u.diversity.sd_points, u.diversity.range_points]
+        for scope, u in groups
+    ]  # fmt: skip
+    gaps: list[list[Cell]] = [
+        [g.family, g.strategy, g.human_replies, g.family_replies, g.difference.rate_a,
+         g.difference.rate_b, g.difference.difference, g.difference.low, g.difference.high,
+         g.difference.p_value, g.difference.p_adjusted, g.difference.significant]
+        for g in report.gaps
+    ]  # fmt: skip
+    f1 = [
+        row for check in report.checks if check.reference == "human consensus"
+        for row in _f1_rows(report.classifier, check)
+    ]  # fmt: skip
+    audit = [
+        row for check in report.checks if check.reference == "ESConv annotations"
+        for row in _f1_rows(report.classifier, check)
+    ]  # fmt: skip
+    return {
+        "strategy_usage.csv": _csv(
+            ["scope", "items", "group", "kind", "replies", "strategy", "uses", "rate"], usage
+        ),
+        "strategy_diversity.csv": _csv(
+            [
+                "scope",
+                "items",
+                "group",
+                "kind",
+                "replies",
+                "strategies",
+                "coverage",
+                "mean_unique",
+                "entropy_bits",
+                "sd_points",
+                "range_points",
+            ],
+            diversity,
+        ),
+        "strategy_differences.csv": _csv(
+            [
+                "family",
+                "strategy",
+                "human_replies",
+                "family_replies",
+                "human_rate",
+                "family_rate",
+                "difference",
+                "low",
+                "high",
+                "p",
+                "p_bh",
+                "significant",
+            ],
+            gaps,
+        ),
+        "classifier_f1.csv": _csv(F1_HEADER, f1),
+        "classifier_audit.csv": _csv(F1_HEADER, audit),
+    }
+
+
 def csv_files(facts: StudyFacts) -> dict[str, str]:
     """Every CSV file of the report, by name."""
     boards, differences = [], []
@@ -194,4 +292,5 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
         "judge_audit.csv": _csv(AUDIT_HEADER, audit_rows(facts.audit)),
         **agreement_files(facts.agreement),
         **adversarial_files(facts),
+        **strategy_files(facts),
     }

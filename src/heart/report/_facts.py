@@ -14,9 +14,11 @@ from heart.analyses import (
     JudgeAudit,
     Leaderboard,
     Source,
+    StrategyReport,
     SubsetComparison,
     adversarial_report,
     analyse_agreement,
+    analyse_strategies,
     audit_judges,
     build_boards,
     compare_subsets,
@@ -33,6 +35,7 @@ from heart.store import (
     counted_judgment,
     left_out_judgments,
 )
+from heart.strategies import DEFAULT_CLASSIFIER, classifier_id, load_taxonomy
 from heart.study import Study
 from heart.types import Status
 
@@ -65,6 +68,7 @@ class StudyFacts:
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
     adversarial: AdversarialReport | None = None  # what the adversarial stage made
     subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
+    strategies: StrategyReport | None = None  # None: the classifier has labelled nothing yet
 
     @property
     def main(self) -> Board | None:
@@ -145,4 +149,12 @@ def gather_facts(study: Study) -> StudyFacts:
             )
             is not None
         ],
+        strategies=analyse_strategies(
+            study.store,
+            classifier_id(study.config.strategies.classifier or DEFAULT_CLASSIFIER),
+            load_taxonomy(study.config.strategies.taxonomy),
+            rounds=rounds,
+            seed=seed,
+            level=level,
+        ),
     )

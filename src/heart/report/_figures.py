@@ -9,11 +9,13 @@ import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, Normalize
 from matplotlib.figure import Figure
 
-from heart.analyses import BEST_HUMAN, AdversarialReport, Board
+from heart.analyses import BEST_HUMAN, AdversarialReport, Board, StrategyReport
 from heart.types import Axis
 
 AXES = [a.value for a in Axis]
 BANDS = LinearSegmentedColormap.from_list("heart", ["#c8553d", "#f6f1e7", "#3c7a5a"])
+USAGE = LinearSegmentedColormap.from_list("usage", ["#fbe3ea", "#d9ece8", "#1f7a7a", "#0b4949"])
+"""Strategy usage, as in the paper's heatmap: light pink for rarely used, dark teal for often."""
 DPI = 110
 
 
@@ -22,6 +24,15 @@ def band_colour(value: float, low: float, high: float) -> str:
     if math.isnan(value) or high <= low:
         return "#ffffff"
     r, g, b, _ = BANDS(Normalize(low, high, clip=True)(value))
+    return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+
+
+def usage_colour(rate: float) -> str:
+    """The background of a usage rate (0 to 1) in a table: the heatmap's scale, kept to its
+    lighter half so that dark text stays readable."""
+    if math.isnan(rate):
+        return "#ffffff"
+    r, g, b, _ = USAGE(0.5 * min(max(rate, 0.0), 1.0))
     return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
 
 
@@ -109,4 +120,33 @@ def hostility_png(report: AdversarialReport) -> bytes:
         ax.grid(color="#eeeeee")
     axes[0].set_ylabel("hostility (line: target, dots: rated)", fontsize=8)
     fig.suptitle("Kept adversarial items: target against rated hostility", fontsize=10, y=1.04)
+    return _png(fig)
+
+
+def strategy_heatmap_png(report: StrategyReport) -> bytes:
+    """Usage of each strategy (rows, most used overall first) by each family (columns), in
+    percent of the family's replies."""
+    families = report.families
+    index = [report.taxonomy.index(name) for name in report.order]
+    rates = np.asarray([[u.diversity.rates[i] for u in families] for i in index])
+    fig = Figure(figsize=(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6))
+    ax = fig.subplots()
+    image = ax.imshow(100 * rates, cmap=USAGE, vmin=0, vmax=100, aspect="auto")
+    for i in range(len(index)):
+        for j in range(len(families)):
+            value = 100 * rates[i, j]
+            text = "–" if math.isnan(value) else f"{value:.0f}"
+            colour = "white" if value >= 55 else "#222222"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+    labels = [f"{u.group}\nn={u.diversity.replies}" for u in families]
+    ax.set_xticks(range(len(families)), labels, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(index)), report.order, fontsize=8)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label("% of the family's replies", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    ax.set_title("Strategy use by family (% of each family's replies)", fontsize=10, pad=30)
     return _png(fig)

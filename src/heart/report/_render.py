@@ -12,7 +12,8 @@ from rich.table import Table as RichTable
 from heart.analyses import Board, JudgeAudit
 from heart.report._csv import csv_files
 from heart.report._facts import StudyFacts
-from heart.report._figures import forest_png, heatmap_png, hostility_png
+from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
+from heart.report._strategy_tables import strategy_section
 from heart.report._tables import (
     AUDIT_HEADER,
     AXES,
@@ -143,6 +144,12 @@ def render_markdown(facts: StudyFacts) -> str:
         out += ["## Agreement", ""]
         for table in tables:
             out += markdown_table(table)
+    out += ["## Strategies", ""]
+    section = strategy_section(facts.strategies)
+    out += [line for warning in section.warnings for line in (f"**{warning}**", "")]
+    out += [line for text in section.lines for line in (text, "")]
+    for table in section.tables:
+        out += markdown_table(table)
     out += ["## Judge audit", ""]
     if facts.audit:
         out += markdown_table(audit_table(facts.audit))[2:]
@@ -213,7 +220,7 @@ def render_html(facts: StudyFacts) -> str:
     ]
     sections = [(b.key, b.title) for b in facts.boards] + [
         ("adversarial", "Adversarial items"), ("agreement", "Agreement"),
-        ("audit", "Judge audit"), ("study", "Study"),
+        ("strategies", "Strategies"), ("audit", "Judge audit"), ("study", "Study"),
     ]  # fmt: skip
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
@@ -241,6 +248,15 @@ def render_html(facts: StudyFacts) -> str:
     parts += [html_table(t) for t in tables] or [
         "<p>Agreement needs verdicts from at least two judges or raters on the same pairs.</p>"
     ]
+    parts.append("<h2 id='strategies'>Strategies</h2>")
+    section = strategy_section(facts.strategies)
+    parts += [f"<p class='flag' id='strategy-warning'>{e(w)}</p>" for w in section.warnings]
+    parts += [f"<p>{e(line)}</p>" for line in section.lines]
+    for n, table in enumerate(section.tables):
+        parts.append(html_table(table))
+        if n == 0 and facts.strategies is not None and facts.strategies.families:
+            png = strategy_heatmap_png(facts.strategies)
+            parts.append(_figure(png, "strategy use by family", "strategy-heatmap"))
     parts.append("<h2 id='audit'>Judge audit</h2>")
     if facts.audit:
         parts.append(

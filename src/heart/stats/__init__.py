@@ -1,11 +1,12 @@
-"""Rating and agreement statistics: pure functions on arrays (Bradley–Terry, Elo, bootstrap,
-intervals, multiple comparisons, inter-rater agreement)."""
+"""Rating, agreement and strategy statistics: pure functions on arrays (Bradley–Terry, Elo,
+bootstrap, intervals, multiple comparisons, inter-rater agreement, strategy diversity, F1)."""
 
 from heart.stats._agreement import category_table, fleiss_kappa, krippendorff_alpha
 from heart.stats._bootstrap import (
     BootstrapResult,
     bootstrap_by_conversation,
     bootstrap_share_by_conversation,
+    conversation_draws,
 )
 from heart.stats._bradley_terry import (
     ELO_BASE,
@@ -18,11 +19,22 @@ from heart.stats._bradley_terry import (
     fit_bradley_terry_batch,
 )
 from heart.stats._cluster import cluster_robust_interval
-from heart.stats._differences import EloDifference, elo_differences
+from heart.stats._differences import EloDifference, bootstrap_p_values, elo_differences
+from heart.stats._diversity import (
+    Diversity,
+    coverage,
+    mean_unique,
+    rate_spread,
+    strategy_diversity,
+    usage_entropy,
+    usage_rates,
+)
+from heart.stats._f1 import F1Result, f1_by_conversation, f1_scores
 from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._multiple import benjamini_hochberg
 from heart.stats._online_elo import online_elo
 from heart.stats._proportions import wilson_interval
+from heart.stats._rates import RateDifference, rate_differences_by_conversation
 from heart.stats._share import Share
 from heart.stats._wins import overall_win_rate, win_matrix, win_rates
 
@@ -32,24 +44,38 @@ __all__ = [
     "SEPARATION_RIDGE",
     "BootstrapResult",
     "BradleyTerryFit",
+    "Diversity",
     "EloDifference",
+    "F1Result",
+    "RateDifference",
     "Share",
     "benjamini_hochberg",
     "bootstrap_by_conversation",
+    "bootstrap_p_values",
     "bootstrap_share_by_conversation",
     "bradley_terry_mle_exists",
     "category_table",
     "cluster_robust_interval",
+    "conversation_draws",
+    "coverage",
     "elo_differences",
     "elo_from_theta",
+    "f1_by_conversation",
+    "f1_scores",
     "fit_bradley_terry",
     "fit_bradley_terry_batch",
     "fleiss_kappa",
     "krippendorff_alpha",
+    "mean_unique",
     "online_elo",
     "overall_win_rate",
     "paper_interval",
     "percentile_interval",
+    "rate_differences_by_conversation",
+    "rate_spread",
+    "strategy_diversity",
+    "usage_entropy",
+    "usage_rates",
     "wilson_interval",
     "win_matrix",
     "win_rates",

@@ -16,6 +16,19 @@ from heart.stats._intervals import _check_level, percentile_interval
 from heart.stats._types import FloatArray
 
 
+def conversation_draws(conversations: int, *, rounds: int, seed: int) -> FloatArray:
+    """How often each of ``conversations`` conversations is drawn in each bootstrap round:
+    (rounds, conversations) multinomial counts, each row summing to ``conversations``, from
+    numpy's PCG64 seeded by ``seed``. Every conversation bootstrap of the project draws here."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds}")
+    if conversations < 1:
+        raise ValueError("a bootstrap needs at least one conversation")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    p = np.full(conversations, 1.0 / conversations)
+    return rng.multinomial(conversations, p, size=rounds).astype(np.float64)
+
+
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
     """Elo per bootstrap round and its percentile interval.
@@ -55,8 +68,7 @@ def bootstrap_by_conversation(
     c, k, _ = w.shape
     if c < 1:
         raise ValueError("per_conversation_wins must hold at least one conversation")
-    rng = np.random.Generator(np.random.PCG64(seed))
-    counts = rng.multinomial(c, np.full(c, 1.0 / c), size=rounds).astype(np.float64)
+    counts = conversation_draws(c, rounds=rounds, seed=seed)
     replicates = (counts @ w.reshape(c, k * k)).reshape(rounds, k, k)
     lam, separated = _ridges(replicates, ridge)
     pooled = w.sum(axis=0)[None]
@@ -101,8 +113,7 @@ def bootstrap_share_by_conversation(
         raise ValueError(f"rounds must be a positive integer, got {rounds}")
     if t.sum() == 0:
         return (float("nan"), float("nan"))
-    rng = np.random.Generator(np.random.PCG64(seed))
-    counts = rng.multinomial(h.size, np.full(h.size, 1.0 / h.size), size=rounds)
+    counts = conversation_draws(h.size, rounds=rounds, seed=seed)
     drawn_t = counts @ t
     shares = np.divide(counts @ h, drawn_t, out=np.full(rounds, np.nan), where=drawn_t > 0)
     low, high = percentile_interval(shares[:, None], level)

@@ -29,6 +29,21 @@ class EloDifference:
     significant: bool
 
 
+def bootstrap_p_values(differences: FloatArray) -> FloatArray:
+    """Two-sided bootstrap p-value of each column of ``differences`` (rounds, K):
+    min(1, 2·min(share of rounds with d ≤ 0, share with d ≥ 0)) over the column's finite rounds;
+    NaN for a column with none."""
+    d = np.asarray(differences, dtype=np.float64)
+    usable = np.isfinite(d)
+    count = usable.sum(axis=0)
+    at_most = (usable & (d <= 0.0)).sum(axis=0)
+    at_least = (usable & (d >= 0.0)).sum(axis=0)
+    p = np.full(d.shape[1:], np.nan)
+    has = count > 0
+    p[has] = np.minimum(1.0, 2.0 * np.minimum(at_most[has], at_least[has]) / count[has])
+    return p
+
+
 def elo_differences(
     elo: FloatArray, elo_rounds: FloatArray, level: float = 0.95, alpha: float = 0.05
 ) -> list[EloDifference]:
@@ -57,14 +72,8 @@ def elo_differences(
     if first.size == 0:
         return []
     d = rounds[:, first] - rounds[:, second]
-    usable = np.isfinite(d)
-    count = usable.sum(axis=0)
-    at_most = (usable & (d <= 0.0)).sum(axis=0)
-    at_least = (usable & (d >= 0.0)).sum(axis=0)
-    p = np.full(first.size, np.nan)
-    has = count > 0
-    p[has] = np.minimum(1.0, 2.0 * np.minimum(at_most[has], at_least[has]) / count[has])
-    low, high = percentile_interval(np.where(usable, d, np.nan), level)
+    p = bootstrap_p_values(d)
+    low, high = percentile_interval(np.where(np.isfinite(d), d, np.nan), level)
     adjusted, _ = benjamini_hochberg(p, alpha)
     significant = adjusted < alpha
     diff = e[first] - e[second]

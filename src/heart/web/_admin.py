@@ -14,7 +14,16 @@ from sqlalchemy import select
 
 from heart.people import KINDS, review_quality
 from heart.store import Store, TaskRow
-from heart.web._export import COLUMNS, FORMATS, TABLES, export_rows, to_csv, to_jsonl
+from heart.strategies import load_taxonomy
+from heart.web._export import (
+    COLUMNS,
+    FORMATS,
+    TABLES,
+    disagreements,
+    export_rows,
+    to_csv,
+    to_jsonl,
+)
 from heart.web._session import ADMIN_COOKIE, ADMIN_MAX_AGE
 from heart.web._state import message, render, see_other, web
 
@@ -77,6 +86,7 @@ def admin(request: Request, token: str | None = None) -> Response:
     if not _is_admin(request):
         return _refused(request)
     quality = review_quality(state.study.store)
+    taxonomy = load_taxonomy(state.study.config.strategies.taxonomy)
     return render(
         request,
         "admin.html",
@@ -87,6 +97,7 @@ def admin(request: Request, token: str | None = None) -> Response:
         median=lambda x: "–" if math.isnan(x) else f"{x:.0f} s",
         tables=TABLES,
         formats=FORMATS,
+        disagreements=disagreements(state.study.store, taxonomy),
     )
 
 
@@ -100,7 +111,9 @@ def admin_export(request: Request, table: str, fmt: str) -> Response:
             f"Downloads are {', '.join(TABLES)}, each as .csv or .jsonl.",
         )  # fmt: skip
     state = web(request)
-    rows = export_rows(state.study.store, table, state.study.config.people.human_system)
+    config = state.study.config
+    taxonomy = load_taxonomy(config.strategies.taxonomy)
+    rows = export_rows(state.study.store, table, config.people.human_system, taxonomy)
     body = to_csv(rows, COLUMNS[table]) if fmt == "csv" else to_jsonl(rows)
     media = "text/csv" if fmt == "csv" else "application/jsonl"
     return Response(

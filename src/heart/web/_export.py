@@ -1,17 +1,19 @@
 """What people produced, as rows for the admin's CSV and JSON Lines downloads: completions of
 the human system, judgments by human raters (each marked whether the analyses count it),
-strategy labels. People appear only by their pseudonymous rater ids, with the reason if quality
-control excluded them."""
+strategy labels, and the labelled completions whose labellers split evenly on a strategy. People
+appear only by their pseudonymous rater ids, with the reason if quality control excluded them."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
+from heart.analyses import human_consensus
 from heart.store import (
     CompletionRow,
     JudgeRow,
@@ -22,9 +24,10 @@ from heart.store import (
     Store,
     counted_judgment,
 )
+from heart.strategies import Taxonomy
 from heart.types import JudgeSource, Status
 
-TABLES = ("completions", "judgments", "labels")
+TABLES = ("completions", "judgments", "labels", "disagreements")
 FORMATS = ("csv", "jsonl")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -101,8 +104,53 @@ def _labels(store: Store) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def export_rows(store: Store, table: str, human_system: str) -> list[dict[str, Any]]:
-    """The rows of ``table`` (one of TABLES), each with an ``excluded`` reason (or "")."""
+@dataclass(frozen=True)
+class Disagreement:
+    """A labelled completion left out of the classifier's F1: its labellers (counted ones only)
+    split evenly on the ``split`` strategies. ``choices``: labeller → strategies chosen."""
+
+    completion_id: str
+    item_id: str
+    text: str
+    split: tuple[str, ...]
+    choices: dict[str, tuple[str, ...]]
+
+
+def disagreements(store: Store, taxonomy: Taxonomy) -> list[Disagreement]:
+    """Every completion whose counted labellers split evenly on some strategy, by id."""
+    split = [c for c in human_consensus(store, taxonomy) if c.disagreement]
+    with store.session() as s:
+        completions = {
+            cid: (item, text)
+            for cid, item, text in s.execute(
+                select(CompletionRow.id, CompletionRow.item_id, CompletionRow.text).where(
+                    CompletionRow.id.in_([c.completion_id for c in split])
+                )
+            )
+        }
+    return [
+        Disagreement(c.completion_id, *completions[c.completion_id], c.split, c.choices)
+        for c in split
+    ]
+
+
+def _disagreements(store: Store, taxonomy: Taxonomy) -> list[dict[str, Any]]:
+    """One row per labeller of each disagreement."""
+    return [
+        {"completion_id": d.completion_id, "item_id": d.item_id, "text": d.text,
+         "split": list(d.split), "rater": rater, "strategies": list(chosen)}
+        for d in disagreements(store, taxonomy)
+        for rater, chosen in d.choices.items()
+    ]  # fmt: skip
+
+
+def export_rows(
+    store: Store, table: str, human_system: str, taxonomy: Taxonomy
+) -> list[dict[str, Any]]:
+    """The rows of ``table`` (one of TABLES), each with an ``excluded`` reason (or "") but for
+    disagreements, whose labels all count."""
+    if table == "disagreements":
+        return _disagreements(store, taxonomy)
     if table == "completions":
         rows = _completions(store, human_system)
     elif table == "judgments":
@@ -145,4 +193,5 @@ COLUMNS = {
                   "checklist", "rationale", "created_at", "counted", "excluded"],
     "labels": ["id", "completion_id", "item_id", "rater", "strategies", "created_at",
                "excluded"],
+    "disagreements": ["completion_id", "item_id", "text", "split", "rater", "strategies"],
 }  # fmt: skip

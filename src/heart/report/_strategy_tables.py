@@ -1,0 +1,243 @@
+"""The report's Strategies section as readable tables: usage by family and by system, diversity,
+humans against each model family, and the classifier against its two references."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from heart.analyses import (
+    ALL_ITEMS,
+    ESCONV_MAPPING,
+    ESCONV_UNCLEAR,
+    ESCONV_UNMAPPED,
+    MIN_MACRO_F1,
+    MIN_REPLIES,
+    ClassifierF1,
+    StrategyReport,
+    StrategyUse,
+)
+from heart.report._figures import usage_colour
+from heart.report._tables import MAX_DIFFERENCE_ROWS, Table, pct
+
+NO_CLASSIFICATION = (
+    "No strategy classifications yet: run `heart strategies`, or set strategies.classifier for "
+    "`heart run`."
+)
+
+
+@dataclass
+class StrategySection:
+    """What the section shows: warnings to read first, lines that introduce it, its tables."""
+
+    warnings: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+def _num(x: float, digits: int) -> str:
+    return "–" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _f1(value: float, low: float, high: float) -> str:
+    """Like ``0.86 [0.78–0.93]``."""
+    if math.isnan(value):
+        return "–"
+    if math.isnan(low) or math.isnan(high):
+        return f"{value:.2f}"
+    return f"{value:.2f} [{low:.2f}–{high:.2f}]"
+
+
+def _points(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:+.1f}"
+
+
+def _group(use: StrategyUse) -> str:
+    """Like ``human (12)``, or ``human, adversarial (4)`` for one subset of items."""
+    where = "" if use.subset == ALL_ITEMS else f", {use.subset}"
+    return f"{use.group}{where} ({use.diversity.replies})"
+
+
+def _usage_table(
+    title: str, key: str, uses: list[StrategyUse], report: StrategyReport, note: str
+) -> Table:
+    """Strategies (most used first) by group, as percentages of the group's replies."""
+    header = ["strategy", *(_group(u) for u in uses)]
+    rows, colours = [], []
+    for name in report.order:
+        i = report.taxonomy.index(name)
+        rates = [float(u.diversity.rates[i]) for u in uses]
+        rows.append([name, *(pct(r) for r in rates)])
+        colours.append([None, *(usage_colour(r) for r in rates)])
+    return Table(title, header, rows, note, key, colours)
+
+
+DIVERSITY_NOTE = (
+    "Coverage: strategies used at least once (of {n}). Unique: mean number of strategies per "
+    "reply. Entropy: Shannon entropy, in bits, of how the group's strategy uses spread over the "
+    "strategies (0 when one strategy takes every use, {max:.2f} when all are used equally). SD "
+    "and range: the population standard deviation and the range of the {n} usage rates, in "
+    "percentage points, as the paper reports them; lower means a more even repertoire."
+)
+
+
+def _diversity_table(title: str, key: str, uses: list[StrategyUse]) -> Table:
+    subsets = any(u.subset != ALL_ITEMS for u in uses)
+    header = [*(["items"] if subsets else []), "group", "kind", "replies", "coverage",
+              "unique per reply", "entropy (bits)", "SD (points)", "range (points)"]  # fmt: skip
+    rows = [
+        [
+            *([u.subset] if subsets else []), u.group, u.kind, str(u.diversity.replies),
+            f"{u.diversity.coverage} of {u.diversity.strategies}",
+            _num(u.diversity.mean_unique, 2), _num(u.diversity.entropy_bits, 2),
+            _num(u.diversity.sd_points, 1), _num(u.diversity.range_points, 1),
+        ]
+        for u in uses
+    ]  # fmt: skip
+    n = uses[0].diversity.strategies if uses else 15
+    return Table(title, header, rows, DIVERSITY_NOTE.format(n=n, max=math.log2(n)), key)
+
+
+def _gap_table(report: StrategyReport) -> Table:
+    order = {name: i for i, name in enumerate(report.order)}
+    gaps = sorted(report.gaps, key=lambda g: (g.family, order[g.strategy]))
+    shown = (
+        gaps if len(gaps) <= MAX_DIFFERENCE_ROWS else [g for g in gaps if g.difference.significant]
+    )
+    lv = f"{100 * report.level:.0f}%"
+    rows = [
+        [
+            g.family, g.strategy, pct(g.difference.rate_a), pct(g.difference.rate_b),
+            _points(g.difference.difference),
+            f"{_points(g.difference.low)} to {_points(g.difference.high)}",
+            _num(g.difference.p_value, 3), _num(g.difference.p_adjusted, 3),
+            "yes" if g.difference.significant else "no",
+        ]
+        for g in shown
+    ]  # fmt: skip
+    note = (
+        "Usage rate of the pooled human replies minus the family's, in percentage points, with "
+        f"a {lv} interval and a two-sided p-value from resampling conversations "
+        f"({report.rounds} rounds); p-values are adjusted by Benjamini–Hochberg across the "
+        f"{len(report.taxonomy)} strategies of each family (significant: adjusted p < 0.05)."
+    )
+    if len(shown) < len(gaps):
+        note += " Only the significant differences are listed; strategy_differences.csv has all."
+    return Table(
+        "Humans against each model family",
+        ["family", "strategy", "humans", "family", "Δ (points)", f"{lv} CI", "p", "p (BH)",
+         "significant"],
+        rows, note, "strategy-differences",
+    )  # fmt: skip
+
+
+def _macro(check: ClassifierF1) -> str:
+    r = check.result
+    return _f1(r.macro, r.macro_low, r.macro_high)
+
+
+def _human_f1_table(report: StrategyReport) -> Table | None:
+    absent = report.check("human consensus")
+    left_out = report.check("human consensus", "left out")
+    if absent is None or left_out is None:
+        return None
+    a, b = absent.result, left_out.result
+    rows = [["macro F1", _macro(absent), _macro(left_out), "", ""]]
+    for name in report.order:
+        i = report.taxonomy.index(name)
+        rows.append([
+            name, _f1(a.f1[i], a.low[i], a.high[i]), _f1(b.f1[i], b.low[i], b.high[i]),
+            str(int(a.tp[i] + a.fn[i])), str(int(a.tp[i] + a.fp[i])),
+        ])  # fmt: skip
+    lv = f"{100 * report.level:.0f}%"
+    note = (
+        f"{absent.replies} replies with a human consensus (strategies chosen by more than half "
+        f"of their labellers; labels of raters excluded by quality control left out) and an "
+        f"answer of the classifier. Left out as disagreements: {report.disagreements} of the "
+        f"{report.labelled} labelled replies (a strategy chosen by exactly half of the "
+        "labellers; the admin page lists them). The classifier's 'uncertain' counts as absent, "
+        "and, in the second column, is left out. '–': neither side marked the strategy. "
+        f"Intervals: {lv}, resampling conversations."
+    )
+    return Table(
+        "Classifier against human consensus",
+        ["strategy", "F1 (uncertain as absent)", "F1 (uncertain left out)", "people marked",
+         "classifier marked"],
+        rows, note, "classifier-f1",
+    )  # fmt: skip
+
+
+def _esconv_table(report: StrategyReport) -> Table | None:
+    audit = report.check("ESConv annotations")
+    if audit is None:
+        return None
+    r = audit.result
+    rows = [["macro F1", "", _macro(audit), "", ""]]
+    for n, name in enumerate(audit.strategies):
+        labels = " or ".join(e for e, s in ESCONV_MAPPING.items() if s == name)
+        rows.append([name, labels, _f1(r.f1[n], r.low[n], r.high[n]), str(int(r.tp[n] + r.fn[n])),
+                     str(int(r.tp[n] + r.fp[n]))])  # fmt: skip
+    unclear = "; ".join(f"{e} (between {' and '.join(s)})" for e, s in ESCONV_UNCLEAR.items())
+    note = (
+        f"{r.replies} ESConv original replies whose supporters annotated their strategies. Only "
+        "the strategies an ESConv label clearly maps to are scored. Unclear: "
+        f"{unclear}: where it is a reply's only label touching a strategy, that cell is left "
+        f"out. Not mapped: {', '.join(ESCONV_UNMAPPED)}. ESConv labels each utterance with one "
+        "strategy, so a reply may use strategies its annotation does not name: read this as a "
+        "rough check."
+    )
+    return Table(
+        "Classifier against ESConv's annotations",
+        ["strategy", "ESConv label", "F1 (uncertain as absent)", "ESConv marked",
+         "classifier marked"],
+        rows, note, "classifier-audit",
+    )  # fmt: skip
+
+
+def strategy_section(report: StrategyReport | None) -> StrategySection:
+    """The section's warnings, introduction and tables (only a note when nothing is classified)."""
+    section = StrategySection()
+    if report is None:
+        section.lines.append(NO_CLASSIFICATION)
+        return section
+    if report.flagged:
+        section.warnings.append(
+            f"Warning: the strategy classifier {report.classifier} is unreliable ("
+            + "; ".join(report.problems)
+            + "), so the figures below may not say which strategies the replies use."
+        )
+    section.lines.append(
+        f"{report.classified} replies classified by {report.classifier}; a strategy it marks "
+        f"present counts as used. The classifier is flagged unreliable when its macro F1 "
+        f"against human consensus or ESConv's annotations is below {MIN_MACRO_F1:g} on "
+        f"{MIN_REPLIES} replies or more."
+    )
+    section.lines += [f"Caution: {c}." for c in report.cautions]
+    if report.check("human consensus") is None:
+        section.lines.append(
+            "No reply carries both a human consensus and the classifier's answer: label replies "
+            "in the web app (people.label_completions) to check the classifier against people."
+        )
+    by_family = "Share of each family's replies that use each strategy (most used overall first). "
+    by_family += "Human replies are pooled; controls repeat one fixed reply: see them per system."
+    by_system = "Share of each system's replies that use each strategy."
+    section.tables += [
+        _usage_table("Strategy use by family", "strategy-use", report.families, report, by_family),
+        _diversity_table("Diversity of strategy use by family", "strategy-diversity",
+                         report.families),
+        *([_gap_table(report)] if report.gaps else []),
+        *[t for t in (_human_f1_table(report), _esconv_table(report)) if t],
+        _usage_table("Strategy use by system", "strategy-use-systems", report.systems, report,
+                     by_system),
+        _diversity_table("Diversity of strategy use by system", "strategy-diversity-systems",
+                         report.systems),
+    ]  # fmt: skip
+    if report.subsets:
+        title = "by family, regular and adversarial items"
+        section.tables += [
+            _usage_table(f"Strategy use {title}", "strategy-use-subsets", report.subsets, report,
+                         "Share of each family's replies on each subset that use each strategy."),
+            _diversity_table(f"Diversity of strategy use {title}", "strategy-diversity-subsets",
+                             report.subsets),
+        ]  # fmt: skip
+    return section
