@@ -353,6 +353,12 @@ def _print_report(summary: ReportSummary) -> None:
 
     if summary.warning:
         console.print(f"[bold red]{summary.warning}[/bold red]")
+    labels = summary.facts.strategies
+    if labels is not None and labels.flagged:
+        console.print(
+            f"[bold red]Strategy classifier: UNRELIABLE: {'; '.join(labels.problems)}.[/bold red]",
+            highlight=False,
+        )
     adversarial = summary.facts.adversarial
     if adversarial is not None and adversarial.rater.flagged:
         console.print(

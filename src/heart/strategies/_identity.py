@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from heart.config import ModelSpec
 
-DEFAULT_CLASSIFIER = ModelSpec(max_tokens=700)
-"""The embedded model, with room for 15 short answers."""
+DEFAULT_CLASSIFIER = ModelSpec(max_tokens=1400)
+"""The embedded model, with room for 15 answers (under a grammar it spends many tokens on the
+JSON around them)."""
 
 
 def classifier_id(spec: ModelSpec) -> str:

@@ -38,20 +38,33 @@ class InvalidClassification(ValueError):
 
 
 def classification_schema(taxonomy: Taxonomy) -> dict[str, Any]:
-    """Every strategy as a key, each with a status, a probability and an evidence snippet."""
-    answer = {
-        "type": "object",
-        "properties": {
-            "status": {"type": "string", "enum": list(STATUSES)},
-            "probability": {"type": "number", "enum": PROBABILITIES},
-            "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
-        },
-        "required": ["status", "probability", "evidence"],
-        "additionalProperties": False,
+    """Every strategy as a key, each with a status, a probability and an evidence snippet: an
+    absent strategy quotes nothing, a present or uncertain one quotes words of the reply."""
+
+    def answer(statuses: list[str], evidence: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": statuses},
+                "probability": {"type": "number", "enum": PROBABILITIES},
+                "evidence": evidence,
+            },
+            "required": ["status", "probability", "evidence"],
+            "additionalProperties": False,
+        }
+
+    either = {
+        "anyOf": [
+            answer(["absent"], {"type": "string", "enum": [""]}),
+            answer(
+                ["present", "uncertain"],
+                {"type": "string", "minLength": 1, "maxLength": EVIDENCE_CHARS},
+            ),
+        ]
     }
     return {
         "type": "object",
-        "properties": {name: answer for name in taxonomy.names},
+        "properties": dict.fromkeys(taxonomy.names, either),
         "required": taxonomy.names,
         "additionalProperties": False,
     }
