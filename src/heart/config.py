@@ -233,6 +233,21 @@ class StrategiesSpec(Strict):
     taxonomy: str = Field("v1", pattern=r"^v[0-9]+$")
 
 
+class RationalesSpec(Strict):
+    """Coding judges' and raters' rationales with the codebook's themes: the rule-based coder
+    always runs; an LLM coder runs as well when ``coder`` is set."""
+
+    coder: ModelSpec | None = Field(
+        None,
+        description="an LLM that codes every rationale with the codebook's themes, beside the "
+        "rule-based coder (unset: the rule-based coder alone)",
+    )
+    reasks: int = Field(
+        1, ge=0, le=5, description="times an invalid answer is asked again with its error"
+    )
+    codebook: str = Field("v1", pattern=r"^v[0-9]+$")
+
+
 class PeopleSpec(Strict):
     """Human work collected in the web app: how many people per context, pair and completion,
     how long a claim lasts, and how often quality checks are mixed in."""
@@ -325,6 +340,7 @@ class StudyConfig(Strict):
     engine: EngineSpec = EngineSpec()
     people: PeopleSpec = PeopleSpec()
     strategies: StrategiesSpec = StrategiesSpec()
+    rationales: RationalesSpec = RationalesSpec()
 
     @field_validator("systems")
     @classmethod

@@ -30,6 +30,8 @@ TABLES = {
     "calls",
     "rewrites",
     "strategy_classifications",
+    "rationale_codings",
+    "rationale_codes",
     "tasks",
     "strategy_labels",
     "completions",
@@ -55,7 +57,7 @@ def _seed(store: Store) -> None:
 def test_migrates_to_every_table(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0007"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0008"
 
 
 def test_migrations_build_exactly_the_tables_the_code_declares(store: Store) -> None:

@@ -35,6 +35,13 @@ from heart.analyses._leaderboard import (
     per_conversation_wins,
 )
 from heart.analyses._majority import PairMajority, ensemble_majority, judge_votes
+from heart.analyses._rationales import (
+    CoderAgreement,
+    CoderReport,
+    RationaleReport,
+    VerdictLink,
+    analyse_rationales,
+)
 from heart.analyses._strategies import (
     ALL_ITEMS,
     ESCONV_MAPPING,
@@ -68,6 +75,8 @@ __all__ = [
     "AgreementReport",
     "Board",
     "ClassifierF1",
+    "CoderAgreement",
+    "CoderReport",
     "Comparisons",
     "JudgeAudit",
     "KeptHostility",
@@ -75,6 +84,7 @@ __all__ = [
     "PairMajority",
     "ProfileOutcome",
     "RaterCheck",
+    "RationaleReport",
     "Reliability",
     "Source",
     "Stability",
@@ -85,8 +95,10 @@ __all__ = [
     "SubsetShift",
     "UsageGap",
     "VerdictCounts",
+    "VerdictLink",
     "adversarial_report",
     "analyse_agreement",
+    "analyse_rationales",
     "analyse_strategies",
     "audit_judges",
     "best_human_comparisons",

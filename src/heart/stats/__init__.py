@@ -19,6 +19,7 @@ from heart.stats._bradley_terry import (
     fit_bradley_terry_batch,
 )
 from heart.stats._cluster import cluster_robust_interval
+from heart.stats._comention import CoMention, chance_co_mention, co_mention
 from heart.stats._differences import EloDifference, bootstrap_p_values, elo_differences
 from heart.stats._diversity import (
     Diversity,
@@ -31,6 +32,8 @@ from heart.stats._diversity import (
 )
 from heart.stats._f1 import F1Result, f1_by_conversation, f1_scores
 from heart.stats._intervals import paper_interval, percentile_interval
+from heart.stats._kappa import cohen_kappa
+from heart.stats._logistic import LogisticFit, fit_logistic
 from heart.stats._multiple import benjamini_hochberg
 from heart.stats._online_elo import online_elo
 from heart.stats._proportions import wilson_interval
@@ -44,9 +47,11 @@ __all__ = [
     "SEPARATION_RIDGE",
     "BootstrapResult",
     "BradleyTerryFit",
+    "CoMention",
     "Diversity",
     "EloDifference",
     "F1Result",
+    "LogisticFit",
     "RateDifference",
     "Share",
     "benjamini_hochberg",
@@ -55,7 +60,10 @@ __all__ = [
     "bootstrap_share_by_conversation",
     "bradley_terry_mle_exists",
     "category_table",
+    "chance_co_mention",
     "cluster_robust_interval",
+    "co_mention",
+    "cohen_kappa",
     "conversation_draws",
     "coverage",
     "elo_differences",
@@ -64,6 +72,7 @@ __all__ = [
     "f1_scores",
     "fit_bradley_terry",
     "fit_bradley_terry_batch",
+    "fit_logistic",
     "fleiss_kappa",
     "krippendorff_alpha",
     "mean_unique",

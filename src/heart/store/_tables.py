@@ -265,3 +265,48 @@ class ClassificationRow(Base):
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class RationaleCodingRow(Base):
+    """One coder's reading of one judgment's rationale under one codebook (``codebook_hash``):
+    ok with its codes (``rationale_codes``, possibly none), or failed with its reason. ``coder``
+    is the rule coder's name or an LLM coder's model (provider, model, endpoint)."""
+
+    __tablename__ = "rationale_codings"
+    __table_args__ = (UniqueConstraint("judgment_id", "coder", "codebook_hash"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    judgment_id: Mapped[str] = mapped_column(ForeignKey("judgments.id"), index=True)
+    coder: Mapped[str] = mapped_column(String(300))
+    codebook_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(10))  # ok | failed
+    raw: Mapped[str | None] = mapped_column(Text, nullable=True)
+    refused: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [{answer, problem}] re-asked
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    call_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class RationaleCodeRow(Base):
+    """One theme a coder found in a rationale: the words that show it (``evidence``, at
+    ``span_start``–``span_end`` of the rationale when known), the reply it is about in the pair's
+    terms (``side`` a, b, or none when the rationale does not say), the words that placed the
+    side (``cue``), and ``negated`` when the rationale denies the theme of that reply."""
+
+    __tablename__ = "rationale_codes"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    coding_id: Mapped[str] = mapped_column(ForeignKey("rationale_codings.id"), index=True)
+    judgment_id: Mapped[str] = mapped_column(ForeignKey("judgments.id"), index=True)
+    coder: Mapped[str] = mapped_column(String(300))
+    codebook_hash: Mapped[str] = mapped_column(String(64))
+    theme: Mapped[str] = mapped_column(String(60))
+    side: Mapped[str] = mapped_column(String(4))  # a | b | none
+    negated: Mapped[bool] = mapped_column(Boolean, default=False)
+    evidence: Mapped[str] = mapped_column(Text)
+    span_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    span_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cue: Mapped[str] = mapped_column(Text, default="")

@@ -1,0 +1,441 @@
+"""Rationales: which themes of the codebook judges and raters bring up, whether humans and LLM
+judges bring up the same ones when they agree, and which themes go with the verdict.
+
+From one coder's codes (its ok codings of counted judgments under the codebook in use):
+
+- mention rates: per source (LLM judges, human raters), the share of coded rationales that bring
+  each theme up, with an interval from resampling conversations;
+- co-mention on agreed pairs: the pairs where the human majority and the LLM-ensemble majority
+  pick the same reply (the votes and majorities of the agreement figures). On such a pair a group
+  mentions a theme when any rationale of its members who voted for the agreed reply mentions it.
+  Per theme and pooled: the share of pairs where humans and LLM judges both mention or both omit
+  it, the rate expected by chance (each pair's LLM rationales swapped for those of a random pair
+  of another conversation), and Cohen's κ;
+- theme and verdict: per source and theme, on the judgments where the theme is about one reply
+  (a denied theme is about the other reply), the odds that that reply won, adjusted for the two
+  replies' length difference, which of them was shown first and the rationale's length
+  (logistic regression, intervals clustered by conversation, Benjamini–Hochberg across themes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
+
+from heart.analyses._agreement import _Votes
+from heart.analyses._comparisons import Comparisons
+from heart.rationales import Codebook
+from heart.stats import (
+    CoMention,
+    Share,
+    benjamini_hochberg,
+    bootstrap_share_by_conversation,
+    co_mention,
+    cohen_kappa,
+    fit_logistic,
+)
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    RationaleCodeRow,
+    RationaleCodingRow,
+    Store,
+    counted_judgment,
+)
+from heart.types import JudgeSource, Order, Side, Status
+
+SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
+MIN_FIT = 20  # judgments a theme needs before its link with the verdict is fitted
+WORDS_UNIT = 10.0  # lengths enter the regression per ten words
+TOP_PHRASES = 3
+
+
+@dataclass(frozen=True)
+class CodedRationale:
+    """One counted judgment's rationale as a coder read it."""
+
+    judgment: str
+    judge: str
+    source: str
+    a_id: str
+    b_id: str
+    order: str
+    winner: str
+    conversation: str
+    words: int  # of the rationale
+    length_a: int  # words of the pair's reply a
+    length_b: int
+    themes: frozenset[str]  # every theme coded, denied or not
+    sides: dict[str, frozenset[str]]  # theme -> the replies (a, b) it is about, denials flipped
+
+
+@dataclass(frozen=True)
+class VerdictLink:
+    """One theme and the verdict, for one source: on ``n`` judgments the theme is about one reply
+    and the verdict names a winner; ``won`` of them the theme's reply won. ``odds`` (with its
+    interval and p-value) is the adjusted odds that the theme's reply wins, at equal lengths,
+    balanced positions and an average rationale; NaN when not fitted (too few judgments, one
+    outcome only, or separated). The other coefficients are log-odds per ten words of length
+    difference, for being shown first, and per ten words of rationale."""
+
+    source: str
+    theme: str
+    n: int
+    won: int
+    odds: float
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float
+    length: float
+    shown_first: float
+    rationale_words: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CoderReport:
+    """Every figure of one coder's codes."""
+
+    coder: str
+    coded: dict[str, int]  # source -> rationales coded (ok)
+    failed: int
+    rates: dict[str, list[Share]]  # source -> per theme (codebook order)
+    phrases: dict[str, list[tuple[str, int]]]  # theme -> its most common evidence
+    agreed_pairs: int  # pairs where the human and LLM-ensemble majorities agree
+    paired: int  # of them, pairs with coded rationales from both humans and LLM judges
+    comention: CoMention | None  # None when ``paired`` is 0
+    links: list[VerdictLink]
+
+
+@dataclass(frozen=True)
+class CoderAgreement:
+    """An LLM coder against the rule coder on the rationales both coded: per theme and pooled,
+    the share of rationales where both find the theme or both do not, and Cohen's κ."""
+
+    coder: str
+    reference: str
+    rationales: int
+    themes: list[Share]
+    overall: Share
+    kappa: list[float]
+    kappa_overall: float
+
+
+@dataclass(frozen=True)
+class RationaleReport:
+    codebook: Codebook
+    rationales: dict[str, int]  # source -> counted judgments with a rationale
+    coders: list[CoderReport]  # the primary coder first
+    agreement: CoderAgreement | None = None
+    level: float = 0.95
+    rounds: int = 1000
+    llm_coder: str | None = None  # the configured LLM coder, coded or not
+
+    @property
+    def primary(self) -> CoderReport | None:
+        return self.coders[0] if self.coders else None
+
+
+def count_rationales(store: Store) -> dict[str, int]:
+    """Counted judgments with a rationale, by the source of their judge."""
+    query = (
+        select(JudgeRow.source, func.count())
+        .select_from(JudgmentRow)
+        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+        .where(counted_judgment(), func.length(func.trim(JudgmentRow.rationale)) > 0)
+        .group_by(JudgeRow.source)
+    )
+    with store.session() as session:
+        return {str(source): int(n) for source, n in session.execute(query)}
+
+
+def load_coded(store: Store, coder: str, codebook: Codebook) -> tuple[list[CodedRationale], int]:
+    """The counted judgments ``coder`` coded (ok) under ``codebook``, and its failed codings."""
+    a, b = aliased(CompletionRow), aliased(CompletionRow)
+    mine = (RationaleCodingRow.coder == coder, RationaleCodingRow.codebook_hash == codebook.hash)
+    query = (
+        select(RationaleCodingRow.status, JudgmentRow.id, JudgmentRow.judge, JudgeRow.source,
+               PairRow.a_id, PairRow.b_id, JudgmentRow.order, JudgmentRow.winner,
+               ItemRow.conversation_id, JudgmentRow.rationale, a.text, b.text)
+        .join(JudgmentRow, JudgmentRow.id == RationaleCodingRow.judgment_id)
+        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+        .join(PairRow, PairRow.id == JudgmentRow.pair_id)
+        .join(ItemRow, ItemRow.id == PairRow.item_id)
+        .join(a, a.id == PairRow.a_id)
+        .join(b, b.id == PairRow.b_id)
+        .where(*mine, counted_judgment())
+        .order_by(JudgmentRow.id)
+    )  # fmt: skip
+    codes = (
+        select(RationaleCodeRow.judgment_id, RationaleCodeRow.theme, RationaleCodeRow.side,
+               RationaleCodeRow.negated)
+        .join(RationaleCodingRow, RationaleCodingRow.id == RationaleCodeRow.coding_id)
+        .where(*mine, RationaleCodingRow.status == Status.OK)
+    )  # fmt: skip
+    found: dict[str, list[tuple[str, str, bool]]] = defaultdict(list)
+    known = set(codebook.ids)
+    with store.session() as session:
+        rows = session.execute(query).all()
+        for judgment, theme, side, negated in session.execute(codes):
+            if theme in known:
+                found[judgment].append((theme, side, bool(negated)))
+    out, failed = [], 0
+    for status, jid, judge, source, a_id, b_id, order, winner, conv, text, a_text, b_text in rows:
+        if status != Status.OK:
+            failed += 1
+            continue
+        sides: dict[str, set[str]] = defaultdict(set)
+        for theme, side, negated in found[jid]:
+            if side in (Side.A, Side.B):
+                flipped = Side.B if side == Side.A else Side.A
+                sides[theme].add((flipped if negated else Side(side)).value)
+        out.append(
+            CodedRationale(
+                jid, judge, source, a_id, b_id, order, winner or "", conv, len(text.split()),
+                len(a_text.split()), len(b_text.split()),
+                frozenset(theme for theme, _, _ in found[jid]),
+                {theme: frozenset(s) for theme, s in sides.items()},
+            )
+        )  # fmt: skip
+    return out, failed
+
+
+def _phrases(store: Store, coder: str, codebook: Codebook) -> dict[str, list[tuple[str, int]]]:
+    """Per theme, the evidence the coder quoted most often (case aside)."""
+    query = select(RationaleCodeRow.theme, RationaleCodeRow.evidence).where(
+        RationaleCodeRow.coder == coder, RationaleCodeRow.codebook_hash == codebook.hash
+    )
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    with store.session() as session:
+        for theme, evidence in session.execute(query):
+            counts[theme][" ".join(evidence.casefold().split())] += 1
+    return {t: counts[t].most_common(TOP_PHRASES) for t in codebook.ids if counts[t]}
+
+
+def _share(hits: np.ndarray, totals: np.ndarray, rounds: int, seed: int, level: float) -> Share:
+    if not totals.sum():
+        return Share(0, 0, float("nan"), float("nan"))
+    low, high = bootstrap_share_by_conversation(hits, totals, rounds=rounds, seed=seed, level=level)
+    return Share(int(hits.sum()), int(totals.sum()), low, high)
+
+
+def mention_rates(
+    coded: list[CodedRationale], codebook: Codebook, *, rounds: int, seed: int, level: float
+) -> dict[str, list[Share]]:
+    """Per source, the share of its coded rationales that bring each theme up."""
+    conversations = sorted({c.conversation for c in coded})
+    index = {c: i for i, c in enumerate(conversations)}
+    out = {}
+    for source in SOURCES:
+        mine = [c for c in coded if c.source == source]
+        if not mine:
+            continue
+        totals = np.zeros(len(conversations))
+        hits = np.zeros((len(conversations), len(codebook.ids)))
+        for c in mine:
+            totals[index[c.conversation]] += 1
+            for t, theme in enumerate(codebook.ids):
+                hits[index[c.conversation], t] += theme in c.themes
+        out[source] = [
+            _share(hits[:, t], totals, rounds, seed, level) for t in range(len(codebook.ids))
+        ]
+    return out
+
+
+def agreed_mentions(
+    coded: list[CodedRationale], comparisons: Comparisons, codebook: Codebook
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """The agreed pairs' count, and for those with coded rationales from both groups: whether the
+    humans (pairs, themes) and the LLM judges mention each theme, and each pair's conversation
+    index in ``comparisons``."""
+    votes = _Votes(comparisons)
+    groups = {
+        source: {j for j, s in enumerate(comparisons.judge_sources) if s == source}
+        for source in SOURCES
+    }
+    pair_of = {
+        (comparisons.completions[a], comparisons.completions[b]): p
+        for a, b, p in zip(comparisons.completion_a.tolist(), comparisons.completion_b.tolist(),
+                           comparisons.pair.tolist(), strict=True)
+    }  # fmt: skip
+    judge_of = {name: j for j, name in enumerate(comparisons.judges)}
+    agreed: dict[int, int] = {}
+    for pair in votes.by_pair:
+        human = votes.majority(pair, groups[JudgeSource.HUMAN])[0]
+        llm = votes.majority(pair, groups[JudgeSource.LLM])[0]
+        if human == llm and human in (0, 1):
+            agreed[pair] = human
+    mentioned: dict[tuple[int, str], set[str]] = {}
+    for c in coded:
+        on, by = pair_of.get((c.a_id, c.b_id)), judge_of.get(c.judge)
+        if on is None or by is None or on not in agreed:
+            continue
+        if votes.by_pair[on].get(by) != agreed[on]:
+            continue  # a member who did not vote for the agreed reply
+        mentioned.setdefault((on, c.source), set()).update(c.themes)
+    paired = sorted(p for p in agreed if (p, "human") in mentioned and (p, "llm") in mentioned)
+    ids = codebook.ids
+
+    def matrix(source: str) -> np.ndarray:
+        return np.asarray([[t in mentioned[(p, source)] for t in ids] for p in paired], dtype=bool)
+
+    shape = (len(paired), len(ids))
+    humans = matrix("human").reshape(shape)
+    llms = matrix("llm").reshape(shape)
+    conversation = np.asarray([votes.conversation[p] for p in paired], dtype=np.int64)
+    return len(agreed), humans, llms, conversation
+
+
+def _link(coded: list[CodedRationale], source: str, theme: str, level: float) -> VerdictLink:
+    """The odds that the reply a theme is about wins, for one source's judgments."""
+    rows = []
+    for c in coded:
+        sides = c.sides.get(theme, frozenset())
+        if c.source != source or len(sides) != 1 or c.winner not in (Side.A, Side.B):
+            continue
+        side = next(iter(sides))
+        own, other = (c.length_a, c.length_b) if side == Side.A else (c.length_b, c.length_a)
+        first = (side == Side.A) == (c.order == Order.AB)
+        rows.append((c.winner == side, (own - other) / WORDS_UNIT, 0.5 if first else -0.5,
+                     c.words / WORDS_UNIT, c.conversation))  # fmt: skip
+    n, won = len(rows), sum(r[0] for r in rows)
+    nan = float("nan")
+    empty = VerdictLink(source, theme, n, won, nan, nan, nan, nan, nan, nan, nan, nan)
+    if n < MIN_FIT or won in (0, n):
+        note = f"fewer than {MIN_FIT} judgments" if n < MIN_FIT else "one outcome only"
+        return replace(empty, note=note)
+    y = np.asarray([r[0] for r in rows], dtype=np.float64)
+    covariates = np.asarray([r[1:4] for r in rows], dtype=np.float64)
+    covariates[:, 2] -= covariates[:, 2].mean()  # the rationale's length, centred
+    varies = [k for k in range(3) if np.ptp(covariates[:, k]) > 0]
+    design = np.column_stack([np.ones(n), covariates[:, varies]])
+    try:
+        fit = fit_logistic(design, y, clusters=[r[4] for r in rows], level=level)
+    except ValueError:
+        return replace(empty, note="covariates not independent")
+    if fit.separated:
+        return replace(empty, note="separated: no finite estimate")
+    coef = dict.fromkeys(range(3), nan)
+    for column, k in enumerate(varies, 1):
+        coef[k] = float(fit.coef[column])
+    return VerdictLink(
+        source, theme, n, won, float(np.exp(fit.coef[0])), float(np.exp(fit.low[0])),
+        float(np.exp(fit.high[0])), float(fit.p_value[0]), nan, coef[0], coef[1], coef[2],
+    )  # fmt: skip
+
+
+def verdict_links(
+    coded: list[CodedRationale], codebook: Codebook, *, level: float
+) -> list[VerdictLink]:
+    """Per source and theme, the adjusted odds that the theme's reply wins; p-values adjusted by
+    Benjamini–Hochberg across the themes of a source."""
+    out = []
+    for source in SOURCES:
+        if not any(c.source == source for c in coded):
+            continue
+        links = [_link(coded, source, theme, level) for theme in codebook.ids]
+        adjusted, _ = benjamini_hochberg(np.asarray([link.p_value for link in links]))
+        out += [replace(link, p_adjusted=float(p)) for link, p in zip(links, adjusted, strict=True)]
+    return out
+
+
+def analyse_coder(
+    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook, *, rounds: int,
+    seed: int, level: float,
+) -> CoderReport | None:  # fmt: skip
+    """Every figure of ``coder``'s codes, or None when it has coded nothing yet."""
+    coded, failed = load_coded(store, coder, codebook)
+    if not coded and not failed:
+        return None
+    n_agreed, humans, llms, conversation = agreed_mentions(coded, comparisons, codebook)
+    comention = (
+        co_mention(humans, llms, conversation, len(comparisons.conversations), rounds=rounds,
+                   seed=seed, level=level)
+        if len(conversation)
+        else None
+    )  # fmt: skip
+    return CoderReport(
+        coder=coder,
+        coded=dict(Counter(c.source for c in coded)),
+        failed=failed,
+        rates=mention_rates(coded, codebook, rounds=rounds, seed=seed, level=level),
+        phrases=_phrases(store, coder, codebook),
+        agreed_pairs=n_agreed,
+        paired=len(conversation),
+        comention=comention,
+        links=verdict_links(coded, codebook, level=level),
+    )
+
+
+def compare_coders(
+    store: Store, coder: str, reference: str, codebook: Codebook, *, rounds: int, seed: int,
+    level: float,
+) -> CoderAgreement | None:  # fmt: skip
+    """``coder`` against ``reference`` on the rationales both coded; None when there are none."""
+    mine = {c.judgment: c for c in load_coded(store, coder, codebook)[0]}
+    theirs = {c.judgment: c for c in load_coded(store, reference, codebook)[0]}
+    both = sorted(mine.keys() & theirs.keys())
+    if not both:
+        return None
+    conversations = sorted({mine[j].conversation for j in both})
+    index = {c: i for i, c in enumerate(conversations)}
+    ids = codebook.ids
+    x = np.asarray([[t in mine[j].themes for t in ids] for j in both], dtype=bool)
+    y = np.asarray([[t in theirs[j].themes for t in ids] for j in both], dtype=bool)
+    conv = np.asarray([index[mine[j].conversation] for j in both], dtype=np.int64)
+    hits = np.zeros((len(conversations), len(ids)))
+    np.add.at(hits, conv, (x == y).astype(np.float64))
+    totals = np.bincount(conv, minlength=len(conversations)).astype(np.float64)
+    return CoderAgreement(
+        coder=coder,
+        reference=reference,
+        rationales=len(both),
+        themes=[_share(hits[:, t], totals, rounds, seed, level) for t in range(len(ids))],
+        overall=_share(hits.sum(axis=1), totals * len(ids), rounds, seed, level),
+        kappa=[cohen_kappa(x[:, t], y[:, t]) for t in range(len(ids))],
+        kappa_overall=cohen_kappa(x.reshape(-1), y.reshape(-1)),
+    )
+
+
+def analyse_rationales(
+    store: Store, comparisons: Comparisons, codebook: Codebook, rule_coder: str,
+    llm_coder: str | None = None, *, rounds: int = 1000, seed: int = 0, level: float = 0.95,
+) -> RationaleReport:  # fmt: skip
+    """The rationale figures of the rule coder and, when one is set, the LLM coder; the LLM
+    coder leads once it has coded something, with its agreement with the rule coder beside it.
+    ``comparisons`` are the counted judgments of every source (``load_comparisons(..., "all")``)."""
+    reports = [
+        report
+        for coder in ([llm_coder] if llm_coder else []) + [rule_coder]
+        if (
+            report := analyse_coder(
+                store, comparisons, coder, codebook, rounds=rounds, seed=seed, level=level
+            )
+        )
+        is not None
+    ]
+    reports.sort(key=lambda r: not sum(r.coded.values()))  # a coder that coded nothing last
+    agreement = (
+        compare_coders(
+            store, llm_coder, rule_coder, codebook, rounds=rounds, seed=seed, level=level
+        )
+        if llm_coder
+        else None
+    )
+    return RationaleReport(
+        codebook=codebook,
+        rationales=count_rationales(store),
+        coders=reports,
+        agreement=agreement,
+        level=level,
+        rounds=rounds,
+        llm_coder=llm_coder,
+    )

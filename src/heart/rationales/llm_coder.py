@@ -1,0 +1,219 @@
+"""The optional LLM coder: a model reads one rationale (with the two replies as the judge saw
+them) and lists the codebook's themes it brings up, each with the reply it is about, whether it
+is denied, and evidence that must be words of the rationale. Runs through the engine: cached,
+resumable, in the dry run and the budget; an invalid answer is asked again, then stored failed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from heart.config import ModelSpec
+from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
+from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.prompts import Prompt
+from heart.rationales._codebook import Codebook, load_codebook
+from heart.rationales._rules import Code
+from heart.rationales._store import (
+    Rationale,
+    code_rows,
+    coding_id,
+    rationales_to_code,
+    replace_codes,
+)
+from heart.store import RationaleCodingRow, now_iso
+from heart.study import Study
+from heart.types import Shown, Status
+
+CODER_PROMPT = "rationale-coder"
+REASK_PROMPT = "reask"
+REPLIES = ("A", "B", "none")
+EVIDENCE_CHARS = 200
+MAX_CODES = 30
+FIELDS = ("theme", "reply", "denied", "evidence")
+
+
+class InvalidCoding(ValueError):
+    """An answer that is not a usable coding; the message says why."""
+
+
+def llm_coder_id(spec: ModelSpec) -> str:
+    """Like ``openai:gpt-4o-mini@https://api.openai.com/v1``: whose codes a coding holds."""
+    return f"{spec.provider}:{spec.model}@{spec.endpoint}"
+
+
+def coding_schema(codebook: Codebook) -> dict[str, Any]:
+    code = {
+        "type": "object",
+        "properties": {
+            "theme": {"type": "string", "enum": codebook.ids},
+            "reply": {"type": "string", "enum": list(REPLIES)},
+            "denied": {"type": "boolean"},
+            "evidence": {"type": "string", "minLength": 1, "maxLength": EVIDENCE_CHARS},
+        },
+        "required": ["theme", "reply", "denied", "evidence"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"codes": {"type": "array", "items": code, "maxItems": MAX_CODES}},
+        "required": ["codes"],
+        "additionalProperties": False,
+    }
+
+
+def render_codebook(codebook: Codebook) -> str:
+    return "\n".join(
+        f"- {t.id} ({t.name}; axis {t.axis}): {t.description}" for t in codebook.themes
+    )
+
+
+def coding_request(
+    rationale: Rationale, prompt: Prompt, codebook: Codebook, spec: ModelSpec
+) -> ChatRequest:
+    """The codebook in the system prompt; the two replies as shown and the rationale to code."""
+    system = prompt.text.replace("{themes}", render_codebook(codebook))
+    user = (
+        f"Reply A (shown first):\n{rationale.first}\n\nReply B (shown second):\n{rationale.second}"
+        f"\n\nThe judge's reason:\n{rationale.text}\n\nCode the reason."
+    )
+    return ChatRequest.prompted(system, user, spec, json_schema=coding_schema(codebook))
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _span(evidence: str, rationale: str) -> tuple[int, int]:
+    """Where the evidence stands in the rationale (spacing and case aside); (-1, -1) if unsure."""
+    words = [re.escape(w) for w in evidence.split()]
+    found = re.search(r"\s+".join(words), rationale, re.IGNORECASE) if words else None
+    return found.span() if found else (-1, -1)
+
+
+def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:
+    """The codes of an answer; InvalidCoding saying what is wrong."""
+    try:
+        value = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        raise InvalidCoding(f"not JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict) or set(value) != {"codes"}:
+        raise InvalidCoding('not a JSON object with the one key "codes"')
+    if not isinstance(value["codes"], list) or len(value["codes"]) > MAX_CODES:
+        raise InvalidCoding(f'"codes" must be a list of at most {MAX_CODES} codes')
+    codes: list[Code] = []
+    for n, entry in enumerate(value["codes"], 1):
+        if not isinstance(entry, dict) or set(entry) != set(FIELDS):
+            raise InvalidCoding(f"code {n} must have exactly theme, reply, denied and evidence")
+        theme, reply, denied, evidence = (entry[k] for k in FIELDS)
+        if theme not in codebook.ids:
+            raise InvalidCoding(f"code {n}: {str(theme)[:40]!r} is not a theme id of the list")
+        if reply not in REPLIES or not isinstance(denied, bool):
+            raise InvalidCoding(f'code {n}: reply must be "A", "B" or "none" and denied true/false')
+        if not isinstance(evidence, str) or not evidence.strip():
+            raise InvalidCoding(f"code {n} ({theme}) quotes no evidence")
+        if _plain(evidence) not in _plain(rationale):
+            raise InvalidCoding(
+                f"code {n} ({theme}): the evidence {evidence[:40]!r} is not words of the reason; "
+                "copy them"
+            )
+        shown = {"A": Shown.FIRST, "B": Shown.SECOND}.get(reply, Shown.NONE)
+        start, end = _span(evidence, rationale)
+        code = Code(theme, shown, denied, evidence.strip(), start, end)
+        if code not in codes:
+            codes.append(code)
+    return codes
+
+
+@dataclass(frozen=True)
+class LlmCodingPlan:
+    """The calls still to make, for how many rationales, and how many are coded already."""
+
+    calls: list[Call]
+    coder: str
+    to_code: int
+    already_done: int
+
+
+@dataclass(frozen=True)
+class LlmCodingSummary:
+    plan: LlmCodingPlan
+    model_calls: RunSummary
+
+
+def _recorder(
+    rationale: Rationale, coder: str, codebook: Codebook, prompt: Prompt, key: str,
+    spec: ModelSpec,
+) -> Recorder:  # fmt: skip
+    def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
+        row = RationaleCodingRow(
+            id=coding_id(rationale.judgment_id, coder, codebook.hash),
+            judgment_id=rationale.judgment_id, coder=coder, codebook_hash=codebook.hash,
+            prompt_hash=prompt.hash, call_hash=key, created_at=now_iso(),
+            raw=response.text if response else None,
+            refused=[{"answer": a, "problem": p} for a, p in response.earlier] if response else [],
+        )  # fmt: skip
+        codes: list[Code] = []
+        if response is not None:
+            row.latency_ms = response.latency_ms
+            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
+            row.cost_usd = spec.price.cost(response.tokens_in, response.tokens_out)
+            try:
+                codes = parse_coding(response.text, rationale.text, codebook)
+            except InvalidCoding as exc:
+                asks = 1 + len(response.earlier)
+                error = f"invalid coding after {asks} ask{'s' * (asks > 1)}: {exc}"
+        row.status, row.error = (Status.FAILED, error) if error else (Status.OK, None)
+        replace_codes(session, row, code_rows(rationale, coder, codebook.hash, codes))
+        return error
+
+    return record
+
+
+def _check(rationale: str, codebook: Codebook, template: str, reasks: int) -> Check:
+    def problem(text: str) -> str | None:
+        try:
+            parse_coding(text, rationale, codebook)
+        except InvalidCoding as exc:
+            return str(exc)
+        return None
+
+    return Check(problem=problem, message=lambda p: template.replace("{problem}", p), reasks=reasks)
+
+
+def plan_llm_coding(study: Study, spec: ModelSpec) -> LlmCodingPlan:
+    """The calls for every counted rationale without a valid coding by ``spec``'s model."""
+    config = study.config.rationales
+    codebook = load_codebook(config.codebook)
+    coder = llm_coder_id(spec)
+    todo, already = rationales_to_code(study.store, coder, codebook.hash, redo_failed=True)
+    prompt = study.use_prompt(CODER_PROMPT)
+    template = study.use_prompt(REASK_PROMPT).text
+    model = make_chat_model(spec)
+    calls = []
+    for rationale in todo:
+        request = coding_request(rationale, prompt, codebook, spec)
+        key = call_key(model, request)
+        calls.append(
+            Call(model=model, request=request, group=f"{rationale.item_id}/{rationale.judgment_id}",
+                 on_result=_recorder(rationale, coder, codebook, prompt, key, spec),
+                 price=spec.price, check=_check(rationale.text, codebook, template, config.reasks))
+        )  # fmt: skip
+    return LlmCodingPlan(calls, coder, len(todo), already)
+
+
+def code_with_llm(
+    study: Study, spec: ModelSpec, progress: ProgressFn | None = None
+) -> LlmCodingSummary:
+    """Code every counted rationale that has no valid coding by ``spec``'s model yet."""
+    plan = plan_llm_coding(study, spec)
+    summary = asyncio.run(
+        run_calls(plan.calls, study.store, label="rationales", progress=progress,
+                  spec=study.config.engine)
+    )  # fmt: skip
+    return LlmCodingSummary(plan, summary)
