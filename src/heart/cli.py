@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from heart.items.adversarial import AdversarialSummary
     from heart.judging import JudgingPlan, JudgingSummary
     from heart.pipeline import DryRun, ItemsSummary, ReportSummary
+    from heart.rationales.code import RationaleCodingSummary
     from heart.strategies.classify import ClassificationSummary
     from heart.study import Study
 
@@ -286,6 +287,8 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
             extra = " (first tries; hostility ratings and retries come on top)"
         elif stage.stage == "generate":
             extra = f" ({stage.fixed} fixed replies to store)"
+        elif stage.stage == "rationales":
+            extra = " (the LLM coder, on the rationales stored so far)"
         elif len(plan.stages) > 1:
             extra = " (pairs stored so far; new completions add pairs)"
         else:
@@ -419,6 +422,36 @@ def strategies(study: StudyOption = Path("."), dry_run: DryRunOption = False) ->
             _print_strategies(pipeline.classify_strategies(s, ProgressBar()))
 
 
+def _print_rationales(summary: RationaleCodingSummary) -> None:
+    rules = summary.rules
+    console.print(
+        f"rationales: {rules.coded} coded by the rule-based coder ({rules.coder}, codebook "
+        f"{rules.codebook}), {rules.codes} themes found, {rules.already_done} coded before"
+    )
+    if summary.llm is not None:
+        plan = summary.llm.plan
+        _print_calls(
+            "rationales",
+            f"{plan.to_code} rationales to code by {plan.coder}, {plan.already_done} already coded",
+            summary.llm.model_calls,
+            "codings failed or were invalid",
+        )
+
+
+@app.command()
+def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+    """Code judges' and raters' rationales with the codebook's themes: the rule-based coder, then
+    the LLM coder when rationales.coder is set. Only rationales not coded yet are read."""
+    from heart import pipeline
+
+    with _study(study) as s:
+        if dry_run:
+            _print_dry_run(pipeline.dry_run(s, ("rationales",)), s.config.engine.budget_usd)
+            console.print("The rule-based coder makes no model calls.")
+        else:
+            _print_rationales(pipeline.code_rationales(s, ProgressBar()))
+
+
 @judges_app.command("audit")
 def judges_audit(study: StudyOption = Path(".")) -> None:
     """Per judge: flip rate, first-position, longer-reply, control and own-family shares.
@@ -498,6 +531,8 @@ def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     _print_judging(done.judging)
     if done.strategies is not None:
         _print_strategies(done.strategies)
+    if done.rationales is not None:
+        _print_rationales(done.rationales)
     _print_report(done.report)
     console.print(f"Done in {done.seconds:.0f} s.")
 

@@ -24,6 +24,9 @@ from heart.items import Selection, count_items, count_rewrites
 from heart.items.adversarial import AdversarialSummary, plan_adversarial
 from heart.items.adversarial import build_adversarial as _build_adversarial
 from heart.judging import JudgingPlan, JudgingSummary, build_pairs, judge_pairs, plan_judging
+from heart.rationales.code import RationaleCodingSummary
+from heart.rationales.code import code_rationales as _code_rationales
+from heart.rationales.llm_coder import plan_llm_coding
 from heart.release import (
     ImportSummary,
     export_bundle,
@@ -35,7 +38,7 @@ from heart.report import StudyFacts, board_warning, gather_facts, write_report
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, create_study, open_study
 
-Stage = Literal["adversarial", "generate", "judge", "strategies"]
+Stage = Literal["adversarial", "generate", "judge", "strategies", "rationales"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class StudyRun:
     strategies: ClassificationSummary | None  # None when no classifier is set
     report: ReportSummary
     seconds: float
+    rationales: RationaleCodingSummary | None = None  # the rule coder always, the LLM coder if set
 
     @property
     def board(self) -> Leaderboard | None:
@@ -165,6 +169,12 @@ def classify_strategies(
     return classify(study, progress, classifier)
 
 
+def code_rationales(study: Study, progress: ProgressFn | None = None) -> RationaleCodingSummary:
+    """Code every counted rationale not coded yet with the codebook's themes: the rule-based
+    coder (no model calls), then the LLM coder when ``rationales.coder`` is set."""
+    return _code_rationales(study, progress)
+
+
 def audit(study: Study) -> list[JudgeAudit]:
     """Per LLM judge: flip rate, position, length, control and own-family shares."""
     return audit_judges(
@@ -180,7 +190,8 @@ def report(study: Study) -> ReportSummary:
 
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     """Every stage in order (regular items unless some are stored, adversarial items unless
-    they are settled, generate, judge, report)."""
+    they are settled, generate, judge, strategies when a classifier is set, rationale coding,
+    report)."""
     start = time.perf_counter()
     stored = count_items(study.store)
     items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
@@ -188,9 +199,10 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     generation = generate(study, progress)
     judging = judge(study, progress)
     labels = classify_strategies(study, progress) if study.config.strategies.classifier else None
+    rationales = code_rationales(study, progress)
     return StudyRun(
         items, adversarial, generation, judging, labels, report(study),
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - start, rationales=rationales,
     )  # fmt: skip
 
 
@@ -201,7 +213,8 @@ def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
     if stages is None:
         due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
         labels: tuple[Stage, ...] = ("strategies",) if study.config.strategies.classifier else ()
-        stages = (*due, "generate", "judge", *labels)
+        coder: tuple[Stage, ...] = ("rationales",) if study.config.rationales.coder else ()
+        stages = (*due, "generate", "judge", *labels, *coder)
     plans = []
     if "adversarial" in stages:
         calls = plan_adversarial(study)
@@ -217,6 +230,10 @@ def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
     if "strategies" in stages:
         labelling = plan_classification(study)
         plans.append(StagePlan("strategies", plan_calls(labelling.calls, study.store)))
+    if "rationales" in stages:  # the rule-based coder makes no model calls
+        spec = study.config.rationales.coder
+        calls = plan_llm_coding(study, spec).calls if spec is not None else []
+        plans.append(StagePlan("rationales", plan_calls(calls, study.store)))
     return DryRun(plans)
 
 
@@ -256,6 +273,7 @@ __all__ = [
     "build_adversarial",
     "build_items",
     "classify_strategies",
+    "code_rationales",
     "dry_run",
     "export",
     "generate",

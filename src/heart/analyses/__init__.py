@@ -36,7 +36,9 @@ from heart.analyses._leaderboard import (
 )
 from heart.analyses._majority import PairMajority, ensemble_majority, judge_votes
 from heart.analyses._rationales import (
+    MIN_FIT,
     CoderAgreement,
+    CodeRecord,
     CoderReport,
     RationaleReport,
     VerdictLink,
@@ -65,6 +67,7 @@ __all__ = [
     "ESCONV_MAPPING",
     "ESCONV_UNCLEAR",
     "ESCONV_UNMAPPED",
+    "MIN_FIT",
     "MIN_MACRO_F1",
     "MIN_REPLIES",
     "MIN_SEPARATION",
@@ -75,6 +78,7 @@ __all__ = [
     "AgreementReport",
     "Board",
     "ClassifierF1",
+    "CodeRecord",
     "CoderAgreement",
     "CoderReport",
     "Comparisons",

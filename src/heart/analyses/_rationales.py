@@ -20,7 +20,7 @@ From one coder's codes (its ok codings of counted judgments under the codebook i
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sqlalchemy import func, select
@@ -130,6 +130,21 @@ class CoderAgreement:
 
 
 @dataclass(frozen=True)
+class CodeRecord:
+    """One stored code, for the report's list of every code and the phrase behind it."""
+
+    coder: str
+    judgment: str
+    judge: str
+    source: str
+    theme: str
+    side: str
+    negated: bool
+    evidence: str
+    cue: str
+
+
+@dataclass(frozen=True)
 class RationaleReport:
     codebook: Codebook
     rationales: dict[str, int]  # source -> counted judgments with a rationale
@@ -138,6 +153,7 @@ class RationaleReport:
     level: float = 0.95
     rounds: int = 1000
     llm_coder: str | None = None  # the configured LLM coder, coded or not
+    codes: list[CodeRecord] = field(default_factory=list)  # every code of the counted judgments
 
     @property
     def primary(self) -> CoderReport | None:
@@ -206,6 +222,28 @@ def load_coded(store: Store, coder: str, codebook: Codebook) -> tuple[list[Coded
             )
         )  # fmt: skip
     return out, failed
+
+
+def code_records(store: Store, coders: list[str], codebook: Codebook) -> list[CodeRecord]:
+    """Every code of ``coders`` under ``codebook`` on counted judgments, by judgment and place."""
+    query = (
+        select(RationaleCodeRow.coder, JudgmentRow.id, JudgmentRow.judge, JudgeRow.source,
+               RationaleCodeRow.theme, RationaleCodeRow.side, RationaleCodeRow.negated,
+               RationaleCodeRow.evidence, RationaleCodeRow.cue)
+        .join(JudgmentRow, JudgmentRow.id == RationaleCodeRow.judgment_id)
+        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+        .where(RationaleCodeRow.coder.in_(coders),
+               RationaleCodeRow.codebook_hash == codebook.hash, counted_judgment())
+        .order_by(RationaleCodeRow.coder, JudgmentRow.id, RationaleCodeRow.span_start,
+                  RationaleCodeRow.theme)
+    )  # fmt: skip
+    with store.session() as session:
+        return [
+            CodeRecord(coder, jid, judge, source, theme, side, bool(negated), evidence, cue or "")
+            for coder, jid, judge, source, theme, side, negated, evidence, cue in session.execute(
+                query
+            )
+        ]
 
 
 def _phrases(store: Store, coder: str, codebook: Codebook) -> dict[str, list[tuple[str, int]]]:
@@ -438,4 +476,5 @@ def analyse_rationales(
         level=level,
         rounds=rounds,
         llm_coder=llm_coder,
+        codes=code_records(store, [r.coder for r in reports], codebook),
     )

@@ -12,9 +12,6 @@ from heart.rationales._codebook import Codebook
 from heart.rationales._sides import Clause, read_clauses
 from heart.types import Shown
 
-RULE_CODER = "rules-v1"
-"""The rule coder's name in the store; a new version of its reading of sides gets a new name."""
-
 _NEGATION = re.compile(
     r"(?:\bnot|n't|n’t|\bnever|\bno|\bwithout|\black(?:s|ing|ed)?|\bfail(?:s|ed|ing)? to|"
     r"\brather than|\binstead of|\bless|\bneither|\bnor|\bhardly|\bbarely)\b",

@@ -10,7 +10,8 @@ from sqlalchemy import insert
 
 from heart.engine import ProgressFn
 from heart.rationales._codebook import Codebook, load_codebook
-from heart.rationales._rules import RULE_CODER, code_rationale
+from heart.rationales._identity import RULE_CODER
+from heart.rationales._rules import code_rationale
 from heart.rationales._store import code_rows, coding_id, rationales_to_code, row_values
 from heart.rationales.llm_coder import LlmCodingSummary, code_with_llm
 from heart.store import RationaleCodeRow, RationaleCodingRow, Store, now_iso

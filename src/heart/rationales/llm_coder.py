@@ -18,6 +18,7 @@ from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_call
 from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt
 from heart.rationales._codebook import Codebook, load_codebook
+from heart.rationales._identity import llm_coder_id
 from heart.rationales._rules import Code
 from heart.rationales._store import (
     Rationale,
@@ -40,11 +41,6 @@ FIELDS = ("theme", "reply", "denied", "evidence")
 
 class InvalidCoding(ValueError):
     """An answer that is not a usable coding; the message says why."""
-
-
-def llm_coder_id(spec: ModelSpec) -> str:
-    """Like ``openai:gpt-4o-mini@https://api.openai.com/v1``: whose codes a coding holds."""
-    return f"{spec.provider}:{spec.model}@{spec.endpoint}"
 
 
 def coding_schema(codebook: Codebook) -> dict[str, Any]:

@@ -282,6 +282,8 @@ def strategy_files(facts: StudyFacts) -> dict[str, str]:
 
 def csv_files(facts: StudyFacts) -> dict[str, str]:
     """Every CSV file of the report, by name."""
+    from heart.report._rationale_csv import rationale_files  # it builds on this module
+
     boards, differences = [], []
     for board in facts.boards:
         boards += board_rows(board)
@@ -293,4 +295,5 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
         **agreement_files(facts.agreement),
         **adversarial_files(facts),
         **strategy_files(facts),
+        **rationale_files(facts.rationales),
     }

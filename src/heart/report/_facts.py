@@ -11,13 +11,16 @@ from heart.analyses import (
     AdversarialReport,
     AgreementReport,
     Board,
+    Comparisons,
     JudgeAudit,
     Leaderboard,
+    RationaleReport,
     Source,
     StrategyReport,
     SubsetComparison,
     adversarial_report,
     analyse_agreement,
+    analyse_rationales,
     analyse_strategies,
     audit_judges,
     build_boards,
@@ -25,6 +28,7 @@ from heart.analyses import (
     load_comparisons,
     verdict_counts,
 )
+from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -69,6 +73,7 @@ class StudyFacts:
     adversarial: AdversarialReport | None = None  # what the adversarial stage made
     subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
     strategies: StrategyReport | None = None  # None: the classifier has labelled nothing yet
+    rationales: RationaleReport | None = None  # themes of the rationales, by coder
 
     @property
     def main(self) -> Board | None:
@@ -157,4 +162,15 @@ def gather_facts(study: Study) -> StudyFacts:
             seed=seed,
             level=level,
         ),
+        rationales=_rationales(study, comparisons),
     )
+
+
+def _rationales(study: Study, comparisons: Comparisons) -> RationaleReport:
+    """The rationale figures of the rule-based coder and of the LLM coder when one is set."""
+    config, ratings = study.config.rationales, study.config.ratings
+    return analyse_rationales(
+        study.store, comparisons, load_codebook(config.codebook), RULE_CODER,
+        llm_coder_id(config.coder) if config.coder is not None else None,
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip

@@ -13,6 +13,7 @@ from heart.analyses import Board, JudgeAudit
 from heart.report._csv import csv_files
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
+from heart.report._rationale_tables import rationale_section
 from heart.report._strategy_tables import strategy_section
 from heart.report._tables import (
     AUDIT_HEADER,
@@ -150,6 +151,12 @@ def render_markdown(facts: StudyFacts) -> str:
     out += [line for text in section.lines for line in (text, "")]
     for table in section.tables:
         out += markdown_table(table)
+    out += ["## Rationales", ""]
+    rationales = rationale_section(facts.rationales)
+    out += [line for warning in rationales.warnings for line in (f"**{warning}**", "")]
+    out += [line for text in rationales.lines for line in (text, "")]
+    for table in rationales.tables:
+        out += markdown_table(table)
     out += ["## Judge audit", ""]
     if facts.audit:
         out += markdown_table(audit_table(facts.audit))[2:]
@@ -220,7 +227,8 @@ def render_html(facts: StudyFacts) -> str:
     ]
     sections = [(b.key, b.title) for b in facts.boards] + [
         ("adversarial", "Adversarial items"), ("agreement", "Agreement"),
-        ("strategies", "Strategies"), ("audit", "Judge audit"), ("study", "Study"),
+        ("strategies", "Strategies"), ("rationales", "Rationales"), ("audit", "Judge audit"),
+        ("study", "Study"),
     ]  # fmt: skip
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
@@ -257,6 +265,11 @@ def render_html(facts: StudyFacts) -> str:
         if n == 0 and facts.strategies is not None and facts.strategies.families:
             png = strategy_heatmap_png(facts.strategies)
             parts.append(_figure(png, "strategy use by family", "strategy-heatmap"))
+    parts.append("<h2 id='rationales'>Rationales</h2>")
+    rationales = rationale_section(facts.rationales)
+    parts += [f"<p class='flag'>{e(w)}</p>" for w in rationales.warnings]
+    parts += [f"<p>{e(line)}</p>" for line in rationales.lines]
+    parts += [html_table(t) for t in rationales.tables]
     parts.append("<h2 id='audit'>Judge audit</h2>")
     if facts.audit:
         parts.append(
