@@ -51,7 +51,7 @@ def _coverage(report: RationaleReport, coder: CoderReport) -> str:
         for source, name in SOURCE_NAMES.items()
         if report.rationales.get(source, 0) or coder.coded.get(source, 0)
     ]
-    failed = f"; {coder.failed} codings failed and are asked again" if coder.failed else ""
+    failed = f"; {coder.failed} failed (asked again on the next run)" if coder.failed else ""
     book = report.codebook
     return (
         f"Coded by {coder.coder} with codebook {book.version} ({len(book.themes)} themes, sha256 "

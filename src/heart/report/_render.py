@@ -145,17 +145,17 @@ def render_markdown(facts: StudyFacts) -> str:
         out += ["## Agreement", ""]
         for table in tables:
             out += markdown_table(table)
-    out += ["## Strategies", ""]
-    section = strategy_section(facts.strategies)
-    out += [line for warning in section.warnings for line in (f"**{warning}**", "")]
-    out += [line for text in section.lines for line in (text, "")]
-    for table in section.tables:
-        out += markdown_table(table)
     out += ["## Rationales", ""]
     rationales = rationale_section(facts.rationales)
     out += [line for warning in rationales.warnings for line in (f"**{warning}**", "")]
     out += [line for text in rationales.lines for line in (text, "")]
     for table in rationales.tables:
+        out += markdown_table(table)
+    out += ["## Strategies", ""]
+    section = strategy_section(facts.strategies)
+    out += [line for warning in section.warnings for line in (f"**{warning}**", "")]
+    out += [line for text in section.lines for line in (text, "")]
+    for table in section.tables:
         out += markdown_table(table)
     out += ["## Judge audit", ""]
     if facts.audit:
@@ -227,7 +227,7 @@ def render_html(facts: StudyFacts) -> str:
     ]
     sections = [(b.key, b.title) for b in facts.boards] + [
         ("adversarial", "Adversarial items"), ("agreement", "Agreement"),
-        ("strategies", "Strategies"), ("rationales", "Rationales"), ("audit", "Judge audit"),
+        ("rationales", "Rationales"), ("strategies", "Strategies"), ("audit", "Judge audit"),
         ("study", "Study"),
     ]  # fmt: skip
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
@@ -256,6 +256,11 @@ def render_html(facts: StudyFacts) -> str:
     parts += [html_table(t) for t in tables] or [
         "<p>Agreement needs verdicts from at least two judges or raters on the same pairs.</p>"
     ]
+    parts.append("<h2 id='rationales'>Rationales</h2>")
+    rationales = rationale_section(facts.rationales)
+    parts += [f"<p class='flag'>{e(w)}</p>" for w in rationales.warnings]
+    parts += [f"<p>{e(line)}</p>" for line in rationales.lines]
+    parts += [html_table(t) for t in rationales.tables]
     parts.append("<h2 id='strategies'>Strategies</h2>")
     section = strategy_section(facts.strategies)
     parts += [f"<p class='flag' id='strategy-warning'>{e(w)}</p>" for w in section.warnings]
@@ -265,11 +270,6 @@ def render_html(facts: StudyFacts) -> str:
         if n == 0 and facts.strategies is not None and facts.strategies.families:
             png = strategy_heatmap_png(facts.strategies)
             parts.append(_figure(png, "strategy use by family", "strategy-heatmap"))
-    parts.append("<h2 id='rationales'>Rationales</h2>")
-    rationales = rationale_section(facts.rationales)
-    parts += [f"<p class='flag'>{e(w)}</p>" for w in rationales.warnings]
-    parts += [f"<p>{e(line)}</p>" for line in rationales.lines]
-    parts += [html_table(t) for t in rationales.tables]
     parts.append("<h2 id='audit'>Judge audit</h2>")
     if facts.audit:
         parts.append(
