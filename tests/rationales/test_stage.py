@@ -4,13 +4,19 @@ rationale), the sides it stores in the pair's terms, and that a rerun codes only
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
+from heart.config import parse_study
+from heart.errors import ConfigError
 from heart.rationales import RULE_CODER, load_codebook
 from heart.rationales.code import code_with_rules
 from heart.store import RaterRow, RationaleCodeRow, RationaleCodingRow, Store
+from heart.study import open_study
 
+from ..helpers import heart
 from ..rationale_rows import Said, add_pair, add_said, crafted_study
 
 CODEBOOK = load_codebook()
@@ -63,3 +69,28 @@ def test_a_rater_excluded_by_quality_control_is_not_coded(store: Store) -> None:
         assert rater is not None
         rater.excluded_reason = "failed 2 of 2 quality checks"
     assert code_with_rules(store, CODEBOOK).coded == 0
+
+
+def test_the_command_codes_then_has_nothing_left(tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    root.mkdir()
+    (root / "study.yaml").write_text(
+        "name: r\nsystems: [{name: m1, kind: model, family: m1, model: {}}]\n", encoding="utf-8"
+    )
+    with open_study(root) as study:
+        crafted_study(study.store)
+    first = heart("rationales", "--study", root).stdout
+    assert "15 coded by the rule-based coder (rules-v1, codebook v1), 15 themes found" in first
+    again = heart("rationales", "--study", root).stdout
+    assert "rationales: 0 coded by the rule-based coder" in again and "15 coded before" in again
+    dry = heart("rationales", "--dry-run", "--study", root).stdout
+    assert "nothing to do" in dry and "The rule-based coder makes no model calls." in dry
+
+
+def test_the_rationales_settings_are_checked_with_their_line() -> None:
+    base = "name: r\nsystems: [{name: m1, kind: control, family: c, reply: hi}]\n"
+    config = parse_study(base + "rationales:\n  coder: {provider: openai, model: m}\n")
+    assert config.rationales.coder is not None and config.rationales.reasks == 1
+    assert parse_study(base).rationales.coder is None
+    with pytest.raises(ConfigError, match=r"line 4: 'rationales.reasks'.*less than or equal to 5"):
+        parse_study(base + "rationales:\n  reasks: 9\n")

@@ -276,12 +276,14 @@ def mention_rates(
         mine = [c for c in coded if c.source == source]
         if not mine:
             continue
-        totals = np.zeros(len(conversations))
-        hits = np.zeros((len(conversations), len(codebook.ids)))
-        for c in mine:
-            totals[index[c.conversation]] += 1
-            for t, theme in enumerate(codebook.ids):
-                hits[index[c.conversation], t] += theme in c.themes
+        ids = {theme: t for t, theme in enumerate(codebook.ids)}
+        conv = np.asarray([index[c.conversation] for c in mine], dtype=np.int64)
+        mentions = np.zeros((len(mine), len(ids)))
+        for row, c in enumerate(mine):
+            mentions[row, [ids[t] for t in c.themes]] = 1.0
+        totals = np.bincount(conv, minlength=len(conversations)).astype(np.float64)
+        hits = np.zeros((len(conversations), len(ids)))
+        np.add.at(hits, conv, mentions)
         out[source] = [
             _share(hits[:, t], totals, rounds, seed, level) for t in range(len(codebook.ids))
         ]
@@ -332,18 +334,30 @@ def agreed_mentions(
     return len(agreed), humans, llms, conversation
 
 
-def _link(coded: list[CodedRationale], source: str, theme: str, level: float) -> VerdictLink:
-    """The odds that the reply a theme is about wins, for one source's judgments."""
-    rows = []
+Row = tuple[bool, float, float, float, str]  # won, length difference, shown first, words, conv
+
+
+def _rows_by_theme(coded: list[CodedRationale], source: str) -> dict[str, list[Row]]:
+    """Per theme, one row per judgment of ``source`` where the theme is about one reply and the
+    verdict names a winner."""
+    out: dict[str, list[Row]] = defaultdict(list)
     for c in coded:
-        sides = c.sides.get(theme, frozenset())
-        if c.source != source or len(sides) != 1 or c.winner not in (Side.A, Side.B):
+        if c.source != source or c.winner not in (Side.A, Side.B):
             continue
-        side = next(iter(sides))
-        own, other = (c.length_a, c.length_b) if side == Side.A else (c.length_b, c.length_a)
-        first = (side == Side.A) == (c.order == Order.AB)
-        rows.append((c.winner == side, (own - other) / WORDS_UNIT, 0.5 if first else -0.5,
-                     c.words / WORDS_UNIT, c.conversation))  # fmt: skip
+        for theme, sides in c.sides.items():
+            if len(sides) != 1:
+                continue
+            side = next(iter(sides))
+            own, other = (c.length_a, c.length_b) if side == Side.A else (c.length_b, c.length_a)
+            first = (side == Side.A) == (c.order == Order.AB)
+            length, shown = (own - other) / WORDS_UNIT, 0.5 if first else -0.5
+            row = (c.winner == side, length, shown, c.words / WORDS_UNIT, c.conversation)
+            out[theme].append(row)
+    return out
+
+
+def _link(rows: list[Row], source: str, theme: str, level: float) -> VerdictLink:
+    """The odds that the reply a theme is about wins, from its rows."""
     n, won = len(rows), sum(r[0] for r in rows)
     nan = float("nan")
     empty = VerdictLink(source, theme, n, won, nan, nan, nan, nan, nan, nan, nan, nan)
@@ -379,7 +393,8 @@ def verdict_links(
     for source in SOURCES:
         if not any(c.source == source for c in coded):
             continue
-        links = [_link(coded, source, theme, level) for theme in codebook.ids]
+        rows = _rows_by_theme(coded, source)
+        links = [_link(rows[theme], source, theme, level) for theme in codebook.ids]
         adjusted, _ = benjamini_hochberg(np.asarray([link.p_value for link in links]))
         out += [replace(link, p_adjusted=float(p)) for link, p in zip(links, adjusted, strict=True)]
     return out
