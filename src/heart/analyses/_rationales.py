@@ -247,9 +247,15 @@ def code_records(store: Store, coders: list[str], codebook: Codebook) -> list[Co
 
 
 def _phrases(store: Store, coder: str, codebook: Codebook) -> dict[str, list[tuple[str, int]]]:
-    """Per theme, the evidence the coder quoted most often (case aside)."""
-    query = select(RationaleCodeRow.theme, RationaleCodeRow.evidence).where(
-        RationaleCodeRow.coder == coder, RationaleCodeRow.codebook_hash == codebook.hash
+    """Per theme, the evidence the coder quoted most often in counted judgments (case aside)."""
+    query = (
+        select(RationaleCodeRow.theme, RationaleCodeRow.evidence)
+        .join(JudgmentRow, JudgmentRow.id == RationaleCodeRow.judgment_id)
+        .where(
+            RationaleCodeRow.coder == coder,
+            RationaleCodeRow.codebook_hash == codebook.hash,
+            counted_judgment(),
+        )
     )
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     with store.session() as session:

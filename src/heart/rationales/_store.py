@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, aliased
 
 from heart.ids import Presentation
@@ -49,27 +49,27 @@ def rationales_to_code(
     )
     if redo_failed:
         done = done.where(RationaleCodingRow.status == Status.OK)
+    has_rationale = (counted_judgment(), func.length(func.trim(JudgmentRow.rationale)) > 0)
+    already = select(func.count()).where(*has_rationale, JudgmentRow.id.in_(done))
     query = (
         select(JudgmentRow.id, JudgmentRow.rationale, JudgmentRow.order, PairRow.item_id,
-               PairRow.a_id, PairRow.b_id, a.text, b.text, JudgmentRow.id.in_(done))
+               PairRow.a_id, PairRow.b_id, a.text, b.text)
         .join(PairRow, PairRow.id == JudgmentRow.pair_id)
         .join(a, a.id == PairRow.a_id)
         .join(b, b.id == PairRow.b_id)
-        .where(counted_judgment(), JudgmentRow.rationale != "")
+        .where(*has_rationale, JudgmentRow.id.not_in(done))
         .order_by(JudgmentRow.id)
     )  # fmt: skip
-    out, already = [], 0
+    out = []
     with store.session() as session:
-        for jid, text, order, item, a_id, b_id, a_text, b_text, coded in session.execute(query):
-            if not text.strip():
-                continue
-            if coded:
-                already += 1
+        for jid, text, order, item, a_id, b_id, a_text, b_text in session.execute(query):
+            if not text.strip():  # spaces the database's trim leaves (new lines, tabs)
                 continue
             shown = Presentation(a_id, b_id, Order(order))
             first, second = (a_text, b_text) if shown.first == a_id else (b_text, a_text)
             out.append(Rationale(jid, item, text, shown, first, second))
-    return out, already
+        done_before = session.scalar(already) or 0
+    return out, int(done_before)
 
 
 def code_rows(
