@@ -20,6 +20,7 @@ from heart.stats import (
     alpha_if_dropped,
     bootstrap_alpha_by_conversation,
     bootstrap_correlations_by_conversation,
+    correlation_eigenvalues,
     cronbach_alpha,
     factor_scores,
     fit_factor_analysis,
@@ -99,14 +100,14 @@ class SystemFactorScores:
 @dataclass(frozen=True, eq=False)
 class FactorStructure:
     """Everything the report's factor section shows. ``completions`` counts those with all five
-    axes scored (the ones analysed); ``partial`` those compared by LLM judges with some axis
-    never judged (left out). Past the counts, fields are empty when the data cannot support
-    them: ``constant`` names axes with no spread (no z-scores, so no factor analysis);
-    ``problem`` says why no factor model was fitted."""
+    axes scored (the ones analysed); ``left_out`` the other completions LLM judges compared
+    (some axis, or every axis, never judged on them). Past the counts, fields stay empty where
+    the data cannot support them: ``constant`` names axes with no spread (no z-scores, so no
+    factor analysis); ``problem`` says why no factor model was fitted."""
 
     judges: list[str]
     completions: int
-    partial: int
+    left_out: int
     conversations: int
     rounds: int
     level: float
@@ -229,14 +230,13 @@ def factor_structure(
     ``comparisons``: as far as the data support it (see ``FactorStructure``)."""
     llm = comparisons.by_source("llm")
     scores = axis_scores(llm)
-    judged = scores.verdicts.sum(axis=1) > 0
     kept = scores.complete
     n = int(kept.sum())
     judges = sorted({llm.judges[j] for j in np.unique(llm.judge[llm.axis_given.any(axis=1)])})
     base = FactorStructure(
         judges=judges,
         completions=n,
-        partial=int((judged & ~kept).sum()),
+        left_out=len(scores.completions) - n,
         conversations=len(np.unique(scores.conversation[kept])),
         rounds=rounds,
         level=level,
@@ -287,24 +287,21 @@ def factor_structure(
             "completions, so those axes have no z-scores and the factor model cannot be fitted",
             systems=_system_scores(scores, kept, axis_mean, None),
         )
-    parallel = parallel_analysis(z, seed=seed)
     alpha = cronbach_alpha(z)
     alpha_low, alpha_high = bootstrap_alpha_by_conversation(
         z, conversation, rounds=rounds, seed=seed, level=level
     )
-    result = replace(
-        result,
-        parallel=parallel,
-        suggested=parallel.factors,
-        alpha=IntervalEstimate(alpha, alpha_low, alpha_high),
-    )
-    if parallel.eigenvalues[-1] <= 1e-10:
+    result = replace(result, alpha=IntervalEstimate(alpha, alpha_low, alpha_high))
+    if correlation_eigenvalues(correlation)[-1] <= 1e-10:
         return replace(
             result,
             problem="some axes are exact linear combinations of others here (the correlation "
-            "matrix is singular), so the factor model cannot be fitted",
+            "matrix is singular), so neither parallel analysis nor the factor model has "
+            "anything to separate",
             systems=_system_scores(scores, kept, axis_mean, None),
         )
+    parallel = parallel_analysis(z, seed=seed)
+    result = replace(result, parallel=parallel, suggested=parallel.factors)
     m = min(max(parallel.factors, 1), max_factors(len(AXES)))
     solution = fit_factor_analysis(correlation, m)
     values = factor_scores(z, correlation, solution)

@@ -92,8 +92,11 @@ def factor_lines(report: FactorStructure | None) -> tuple[list[str], list[str]]:
         f"{report.completions} completions over {report.conversations} conversations, axis "
         f"verdicts by {', '.join(report.judges)}"
     )
-    if report.partial:
-        count += f"; {report.partial} completions with some axis never judged are left out"
+    if report.left_out:
+        count += (
+            f"; {report.left_out} other completions LLM judges compared are left out, since "
+            "some axis was never judged on them"
+        )
     lines = [SCORING, count + "."]
     if report.rough:
         warnings.append(
