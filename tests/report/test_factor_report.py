@@ -125,7 +125,7 @@ def test_a_judge_like_the_demos_shows_what_little_the_data_support(tmp_path: Pat
     assert "**The judge audit flags g as unreliable: these axis scores inherit its biases.**" in (
         section
     )
-    assert "**Only 36 completions: the correlations, loadings and α below are rough" in section
+    assert "**Only 36 completions: the figures below are rough sketches" in section
     assert "No factor model: H and T never told two replies apart" in section
     assert "Perfectly correlated axis scores (|r| = 1): E and A, E and R, A and R." in section
     assert "### Axis scores" in section and "### Scores by system" in section

@@ -100,8 +100,8 @@ def factor_lines(report: FactorStructure | None) -> tuple[list[str], list[str]]:
     lines = [SCORING, count + "."]
     if report.rough:
         warnings.append(
-            f"Only {report.completions} completions: the correlations, loadings and α below are "
-            "rough sketches, not estimates to rely on."
+            f"Only {report.completions} completions: the figures below are rough sketches, not "
+            "estimates to rely on."
         )
     if report.collinear:
         pairs = ", ".join(f"{x} and {y}" for x, y in report.collinear)
