@@ -12,6 +12,7 @@ from heart.analyses import (
     AgreementReport,
     Board,
     Comparisons,
+    FactorStructure,
     JudgeAudit,
     Leaderboard,
     RationaleReport,
@@ -25,6 +26,7 @@ from heart.analyses import (
     audit_judges,
     build_boards,
     compare_subsets,
+    factor_structure,
     load_comparisons,
     verdict_counts,
 )
@@ -71,6 +73,7 @@ class StudyFacts:
     audit: list[JudgeAudit] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
     adversarial: AdversarialReport | None = None  # what the adversarial stage made
+    factors: FactorStructure | None = None  # the HEART axes' factor structure (LLM judges)
     subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
     strategies: StrategyReport | None = None  # None: the classifier has labelled nothing yet
     rationales: RationaleReport | None = None  # themes of the rationales, by coder
@@ -145,6 +148,7 @@ def gather_facts(study: Study) -> StudyFacts:
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
         left_out=left_out_judgments(study.store),
+        factors=factor_structure(comparisons, rounds=rounds, seed=seed, level=level),
         adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),
         subsets=[
             shift

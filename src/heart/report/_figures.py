@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, Normalize
@@ -97,6 +98,34 @@ def forest_png(board: Board) -> bytes:
     )
     ax.set_title(f"Elo with intervals ({board.title})", fontsize=10)
     ax.grid(axis="x", color="#eeeeee")
+    return _png(fig)
+
+
+def scree_png(
+    eigenvalues: Sequence[float], thresholds: Sequence[float], percentile: float
+) -> bytes:
+    """The scree plot of the axes' correlation matrix: observed eigenvalues against the
+    parallel-analysis line (the same percentile of random data's), retained ones filled."""
+    k = len(eigenvalues)
+    x = np.arange(1, k + 1)
+    observed = np.asarray(eigenvalues, dtype=np.float64)
+    line = np.asarray(thresholds, dtype=np.float64)
+    beaten = observed > line
+    kept = k if beaten.all() else int(np.argmin(beaten))
+    fig = Figure(figsize=(5.2, 3.2))
+    ax = fig.subplots()
+    ax.plot(x, observed, color="#1f4e79", lw=1.5, label="observed eigenvalue")
+    ax.plot(x[:kept], observed[:kept], "o", color="#1f4e79", ms=6, label="retained")
+    ax.plot(x[kept:], observed[kept:], "o", mfc="white", color="#1f4e79", ms=6)
+    ax.plot(x, line, "--", color="#c8553d", lw=1.5,
+            label=f"random data, {percentile:.0f}th percentile")  # fmt: skip
+    ax.set_xticks(x)
+    ax.set_xlabel("component", fontsize=8)
+    ax.set_ylabel("eigenvalue", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.grid(color="#eeeeee")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("Scree plot of the axis scores with parallel analysis", fontsize=10)
     return _png(fig)
 
 

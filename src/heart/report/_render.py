@@ -11,6 +11,7 @@ from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit
 from heart.report._csv import csv_files
+from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
 from heart.report._rationale_tables import rationale_section
@@ -162,6 +163,12 @@ def render_markdown(facts: StudyFacts) -> str:
         out += markdown_table(audit_table(facts.audit))[2:]
     else:
         out += ["No LLM judgments yet.", ""]
+    out += ["## Factor structure", ""]
+    factors = factor_section(facts.factors, [a.judge for a in facts.audit if a.flagged])
+    out += [line for warning in factors.warnings for line in (f"**{warning}**", "")]
+    out += [line for text in factors.lines for line in (text, "")]
+    for table in factors.tables:
+        out += markdown_table(table)
     out += ["## Study", "", *_study_lines(facts)]
     out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
     return "\n".join(out)
@@ -230,6 +237,7 @@ def render_html(facts: StudyFacts) -> str:
         ("rationales", "Rationales"), ("strategies", "Strategies"), ("audit", "Judge audit"),
         ("study", "Study"),
     ]  # fmt: skip
+    sections.insert(len(sections) - 1, ("factors", "Factor structure"))
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
     if warning:
@@ -277,6 +285,14 @@ def render_html(facts: StudyFacts) -> str:
         )
     else:
         parts.append("<p>No LLM judgments yet.</p>")
+    parts.append("<h2 id='factors'>Factor structure</h2>")
+    factors = factor_section(facts.factors, [a.judge for a in facts.audit if a.flagged])
+    parts += [f"<p class='flag' id='factor-warning'>{e(w)}</p>" for w in factors.warnings]
+    parts += [f"<p>{e(line)}</p>" for line in factors.lines]
+    for table in factors.tables:
+        parts.append(html_table(table))
+        if table.key == "factor-parallel" and facts.factors is not None:
+            parts.append(_figure(scree(facts.factors), "scree plot", "factor-scree"))
     parts.append("<h2 id='study'>Study</h2>")
     parts.append(f"<pre>{e(chr(10).join(_study_lines(facts)))}</pre>")
     parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")
