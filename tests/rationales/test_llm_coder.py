@@ -17,7 +17,7 @@ from heart import pipeline
 from heart.rationales import load_codebook
 from heart.rationales.llm_coder import InvalidCoding, parse_coding
 from heart.report import gather_facts, render_markdown
-from heart.store import JudgmentRow, RationaleCodeRow, RationaleCodingRow
+from heart.store import JudgmentRow, RationaleCodeRow, RationaleCodingRow, Store
 from heart.study import create_study, open_study
 from heart.types import Shown
 
@@ -70,8 +70,11 @@ def server() -> Iterator[FaultServer]:
         yield fault_server
 
 
-def _study(root: Path, server: FaultServer) -> Path:
+def _study(root: Path, server: FaultServer, store: Store) -> Path:
+    """The demo corpus with two control systems and the ESConv original, one judge and the LLM
+    coder at the server, and ``store`` (SQLite or PostgreSQL) as the study's store."""
     create_study(root, demo=True)
+    url = store.engine.url.render_as_string(hide_password=False)
     model = f"{{provider: openai, base_url: '{server.openai_base_url}', model: local}}"
     rewrite_study(
         root,
@@ -79,7 +82,8 @@ def _study(root: Path, server: FaultServer) -> Path:
          f'{{name: brief, kind: control, family: brief, reply: "{BRIEF}"}}',
          "{name: esconv-original, kind: dataset, family: dataset}"],
         [f"{{name: judge, family: j, model: {model}}}"],
-        f"rationales: {{coder: {model}}}\nengine: {{providers: {{openai: {{concurrency: 1}}}}}}\n",
+        f"rationales: {{coder: {model}}}\nengine: {{providers: {{openai: {{concurrency: 1}}}}}}\n"
+        f"store: '{url}'\n",
         items=ITEMS,
     )  # fmt: skip
     with open_study(root) as study:
@@ -109,10 +113,10 @@ def test_evidence_must_be_words_of_the_rationale() -> None:
 
 
 def test_the_llm_coder_codes_checks_and_resumes(
-    server: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: FaultServer, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
-    root = _study(tmp_path / "s", server)
+    root = _study(tmp_path / "s", server, store)
     with open_study(root) as study:
         (plan,) = pipeline.dry_run(study, ("rationales",)).stages
         assert plan.models[0].calls == 3 * ITEMS  # three pairs per item, one judge

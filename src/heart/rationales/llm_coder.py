@@ -50,7 +50,7 @@ def coding_schema(codebook: Codebook) -> dict[str, Any]:
             "theme": {"type": "string", "enum": codebook.ids},
             "reply": {"type": "string", "enum": list(REPLIES)},
             "denied": {"type": "boolean"},
-            "evidence": {"type": "string", "minLength": 1, "maxLength": EVIDENCE_CHARS},
+            "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
         },
         "required": ["theme", "reply", "denied", "evidence"],
         "additionalProperties": False,
