@@ -39,6 +39,8 @@ from heart.store import (
     PairRow,
     PromptRow,
     RaterRow,
+    RationaleCodeRow,
+    RationaleCodingRow,
     RewriteRow,
     ScreeningRow,
     Store,
@@ -51,7 +53,7 @@ from heart.utf8 import NotUtf8, decode_utf8
 
 BUNDLE_FORMAT = "heart-bundle"
 BUNDLE_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1 had no raters, strategy labels or rewrites
+READABLE_VERSIONS = (1, 2)  # version 1 had no raters, labels, rewrites or codes
 MANIFEST = "manifest.json"
 
 # Export order is dependency order, so an import can insert file by file.
@@ -69,6 +71,8 @@ TABLES: list[tuple[str, type[Base]]] = [
     ("judgments.jsonl", JudgmentRow),
     ("strategy_labels.jsonl", LabelRow),
     ("strategy_classifications.jsonl", ClassificationRow),
+    ("rationale_codings.jsonl", RationaleCodingRow),
+    ("rationale_codes.jsonl", RationaleCodeRow),
 ]
 
 PRIVATE_COLUMNS: dict[type[Base], frozenset[str]] = {
@@ -92,6 +96,9 @@ REFERENCES: dict[tuple[str, str], tuple[str, str]] = {
     ("strategy_labels.jsonl", "completion_id"): ("completions.jsonl", "id"),
     ("strategy_labels.jsonl", "rater_id"): ("raters.jsonl", "id"),
     ("strategy_classifications.jsonl", "completion_id"): ("completions.jsonl", "id"),
+    ("rationale_codings.jsonl", "judgment_id"): ("judgments.jsonl", "id"),
+    ("rationale_codes.jsonl", "coding_id"): ("rationale_codings.jsonl", "id"),
+    ("rationale_codes.jsonl", "judgment_id"): ("judgments.jsonl", "id"),
 }
 
 
