@@ -506,12 +506,22 @@ def leaderboard(
 
 
 @app.command()
-def report(study: StudyOption = Path(".")) -> None:
+def report(
+    study: StudyOption = Path("."),
+    index: Annotated[
+        Path | None,
+        typer.Option(
+            "--index",
+            help="A capability index CSV (columns system and value) to set Elo against; "
+            "overrides ratings.capability_index.",
+        ),
+    ] = None,
+) -> None:
     """Write the report (HTML, Markdown, CSV) into the study's report/ folder."""
     from heart import pipeline
 
     with _study(study) as s:
-        _print_report(pipeline.report(s))
+        _print_report(pipeline.report(s, index))
 
 
 @app.command()

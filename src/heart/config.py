@@ -323,6 +323,12 @@ class ItemsSpec(Strict):
 class RatingsSpec(Strict):
     bootstrap_rounds: int = Field(1000, gt=0, le=100_000)
     level: float = Field(0.95, gt=0, lt=1)
+    capability_index: str | None = Field(
+        None,
+        min_length=1,
+        description="a CSV of columns system and value (an external capability index), relative "
+        "to the study folder; the report sets Elo and win rate against it",
+    )
 
 
 class StudyConfig(Strict):

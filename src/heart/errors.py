@@ -54,3 +54,8 @@ class ImportRefused(HeartError):
 class TaskRefused(HeartError):
     """Human work that cannot be shown or stored: not yours, taken by someone else, done, or
     an answer that breaks a rule (the message says which); nothing was stored."""
+
+
+class IndexFileError(HeartError):
+    """A capability index file (``ratings.capability_index`` or ``heart report --index``) that
+    cannot be used: one line per problem, each naming the file, the line and the field."""

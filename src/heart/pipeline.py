@@ -15,7 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from sqlalchemy import select
+
 from heart.analyses import JudgeAudit, Leaderboard, audit_judges, load_comparisons, verdict_counts
+from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec
 from heart.engine import PlannedModel, ProgressFn, plan_calls
 from heart.generate import GenerationSummary, plan_generation
@@ -35,6 +38,7 @@ from heart.release import (
     read_bundle,
 )
 from heart.report import StudyFacts, board_warning, gather_facts, write_report
+from heart.store import SystemRow
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, create_study, open_study
 
@@ -182,10 +186,25 @@ def audit(study: Study) -> list[JudgeAudit]:
     )
 
 
-def report(study: Study) -> ReportSummary:
-    """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/."""
-    facts = gather_facts(study)
+def report(study: Study, index: Path | None = None) -> ReportSummary:
+    """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/; the
+    capability index comes from ``index``, else ``ratings.capability_index`` (a bad file raises
+    IndexFileError before anything is written)."""
+    capability = capability_index(study, index)
+    facts = gather_facts(study, capability)
     return ReportSummary(facts, board_warning(facts), write_report(facts, study.report_dir))
+
+
+def capability_index(study: Study, index: Path | None = None) -> CapabilityIndex | None:
+    """The external capability index, read and checked against the study's systems: ``index``
+    (as given), else ``ratings.capability_index`` (relative to the study folder), else None."""
+    path = index_path(study.root, study.config.ratings.capability_index, index)
+    if path is None:
+        return None
+    origin = "--index" if index is not None else f"ratings.capability_index in {STUDY_FILE}"
+    with study.store.session() as session:
+        systems = set(session.scalars(select(SystemRow.name)))
+    return read_capability_index(path, systems, origin)
 
 
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
@@ -193,6 +212,7 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     they are settled, generate, judge, strategies when a classifier is set, rationale coding,
     report)."""
     start = time.perf_counter()
+    capability_index(study)  # a bad index file stops the run before any model is called
     stored = count_items(study.store)
     items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
     adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
@@ -272,6 +292,7 @@ __all__ = [
     "audit",
     "build_adversarial",
     "build_items",
+    "capability_index",
     "classify_strategies",
     "code_rationales",
     "dry_run",

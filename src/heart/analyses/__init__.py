@@ -16,6 +16,12 @@ from heart.analyses._boards import (
     best_human_comparisons,
     build_boards,
 )
+from heart.analyses._capability import (
+    CapabilityPoint,
+    CapabilityReport,
+    EqualIndex,
+    capability_report,
+)
 from heart.analyses._comparisons import Comparisons, Source, load_comparisons
 from heart.analyses._factors import (
     FACTOR_ROUGH_BELOW,
@@ -38,6 +44,15 @@ from heart.analyses._hostility import (
     adversarial_report,
 )
 from heart.analyses._labels import human_consensus
+from heart.analyses._latency import (
+    MIN_CORRELATION_SYSTEMS,
+    REALTIME_MS,
+    LatencyPoint,
+    LatencyReport,
+    SystemLatency,
+    latency_report,
+    system_latencies,
+)
 from heart.analyses._leaderboard import (
     Ablation,
     Leaderboard,
@@ -79,12 +94,14 @@ __all__ = [
     "ESCONV_UNCLEAR",
     "ESCONV_UNMAPPED",
     "FACTOR_ROUGH_BELOW",
+    "MIN_CORRELATION_SYSTEMS",
     "MIN_FACTOR_COMPLETIONS",
     "MIN_FIT",
     "MIN_MACRO_F1",
     "MIN_REPLIES",
     "MIN_SEPARATION",
     "MIN_SPEARMAN",
+    "REALTIME_MS",
     "SOURCE_TITLES",
     "Ablation",
     "AdversarialReport",
@@ -92,15 +109,20 @@ __all__ = [
     "AxisScores",
     "AxisSummary",
     "Board",
+    "CapabilityPoint",
+    "CapabilityReport",
     "ClassifierF1",
     "CodeRecord",
     "CoderAgreement",
     "CoderReport",
     "Comparisons",
+    "EqualIndex",
     "FactorStructure",
     "IntervalEstimate",
     "JudgeAudit",
     "KeptHostility",
+    "LatencyPoint",
+    "LatencyReport",
     "Leaderboard",
     "PairMajority",
     "ProfileOutcome",
@@ -115,6 +137,7 @@ __all__ = [
     "SubsetComparison",
     "SubsetShift",
     "SystemFactorScores",
+    "SystemLatency",
     "UsageGap",
     "VerdictCounts",
     "VerdictLink",
@@ -127,6 +150,7 @@ __all__ = [
     "best_human_comparisons",
     "build_boards",
     "build_leaderboard",
+    "capability_report",
     "compare_subsets",
     "ensemble_majority",
     "esconv_reference",
@@ -134,7 +158,9 @@ __all__ = [
     "human_consensus",
     "human_llm_agreement",
     "judge_votes",
+    "latency_report",
     "load_comparisons",
     "per_conversation_wins",
+    "system_latencies",
     "verdict_counts",
 ]

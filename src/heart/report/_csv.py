@@ -8,8 +8,16 @@ import io
 import math
 from collections.abc import Sequence
 
-from heart.analyses import ESCONV_MAPPING, AgreementReport, Board, ClassifierF1, JudgeAudit
+from heart.analyses import (
+    ESCONV_MAPPING,
+    AgreementReport,
+    Board,
+    ClassifierF1,
+    JudgeAudit,
+    LatencyReport,
+)
 from heart.report._facts import StudyFacts
+from heart.report._latency_csv import TTFT_COLUMNS, latency_files, ttft_cells
 from heart.stats import Share
 from heart.types import Axis
 
@@ -48,12 +56,13 @@ def _share(share: Share | None) -> list[Cell]:
 BOARD_HEADER = [
     "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
     "robust_high", "paper_low", "paper_high", "comparisons", "win_rate",
-    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES),
+    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
 ]  # fmt: skip
 
 
-def board_rows(board: Board) -> list[list[Cell]]:
-    """The board: one row per system, the best human last (rank †)."""
+def board_rows(board: Board, latency: LatencyReport | None = None) -> list[list[Cell]]:
+    """The board: one row per system, the best human last (rank †); TTFT columns from
+    ``latency``."""
     ranked = [(str(r), s) for r, s in enumerate(board.leaderboard.standings, 1)]
     if board.best_human is not None:
         ranked.append(("†", board.best_human))
@@ -62,6 +71,7 @@ def board_rows(board: Board) -> list[list[Cell]]:
             board.key, rank, s.system, s.kind, s.family, s.elo, s.low, s.high, s.robust_low,
             s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.win_rate,
             *(s.axis_win_rates[a] for a in AXES), *(s.axis_elo[a] for a in AXES),
+            *ttft_cells(latency, s.system),
         ]
         for rank, s in ranked
     ]  # fmt: skip
@@ -380,7 +390,7 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
 
     boards, differences = [], []
     for board in facts.boards:
-        boards += board_rows(board)
+        boards += board_rows(board, facts.latency)
         differences += difference_rows(board)
     return {
         "leaderboard.csv": _csv(BOARD_HEADER, boards),
@@ -391,4 +401,5 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
         **adversarial_files(facts),
         **strategy_files(facts),
         **rationale_files(facts.rationales),
+        **latency_files(facts.latency, facts.capability),
     }

@@ -11,9 +11,11 @@ from heart.analyses import (
     AdversarialReport,
     AgreementReport,
     Board,
+    CapabilityReport,
     Comparisons,
     FactorStructure,
     JudgeAudit,
+    LatencyReport,
     Leaderboard,
     RationaleReport,
     Source,
@@ -25,11 +27,15 @@ from heart.analyses import (
     analyse_strategies,
     audit_judges,
     build_boards,
+    capability_report,
     compare_subsets,
     factor_structure,
+    latency_report,
     load_comparisons,
+    system_latencies,
     verdict_counts,
 )
+from heart.capability import CapabilityIndex
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
     CompletionRow,
@@ -77,6 +83,8 @@ class StudyFacts:
     subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
     strategies: StrategyReport | None = None  # None: the classifier has labelled nothing yet
     rationales: RationaleReport | None = None  # themes of the rationales, by coder
+    latency: LatencyReport | None = None  # time to first token, and Elo against it
+    capability: CapabilityReport | None = None  # None: no capability index was given
 
     @property
     def main(self) -> Board | None:
@@ -100,8 +108,9 @@ def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]
     return dict(sorted(out.items()))
 
 
-def gather_facts(study: Study) -> StudyFacts:
-    """Read everything the report shows from the store, and fit the board."""
+def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFacts:
+    """Read everything the report shows from the store, and fit the board; with ``index`` (an
+    external capability index), set the main board against it."""
     with study.store.session() as s:
         items = dict(s.execute(select(ItemRow.subset, func.count()).group_by(ItemRow.subset)).all())
         completions = _by_status(
@@ -135,7 +144,7 @@ def gather_facts(study: Study) -> StudyFacts:
     ratings = study.config.ratings
     rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
-    return StudyFacts(
+    facts = StudyFacts(
         name=study.config.name,
         config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
         items=items,
@@ -168,6 +177,8 @@ def gather_facts(study: Study) -> StudyFacts:
         ),
         rationales=_rationales(study, comparisons),
     )
+    facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
+    return facts
 
 
 def _rationales(study: Study, comparisons: Comparisons) -> RationaleReport:
@@ -178,3 +189,21 @@ def _rationales(study: Study, comparisons: Comparisons) -> RationaleReport:
         llm_coder_id(config.coder) if config.coder is not None else None,
         rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
     )  # fmt: skip
+
+
+def _latency_and_capability(
+    study: Study, board: Board | None, index: CapabilityIndex | None
+) -> tuple[LatencyReport, CapabilityReport | None]:
+    """Every system's time to first token against the main board's Elo, and that board against
+    the capability index when one is given."""
+    ratings = study.config.ratings
+    rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
+    latency = latency_report(
+        system_latencies(study.store), board, rounds=rounds, seed=seed, level=level
+    )
+    if index is None:
+        return latency, None
+    standings = board.leaderboard.standings if board is not None else []
+    title = board.title if board is not None else ""
+    capability = capability_report(standings, index, title, rounds=rounds, seed=seed, level=level)
+    return latency, capability

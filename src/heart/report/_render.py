@@ -9,11 +9,12 @@ from pathlib import Path
 
 from rich.table import Table as RichTable
 
-from heart.analyses import Board, JudgeAudit
+from heart.analyses import Board, JudgeAudit, LatencyReport
 from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
+from heart.report._latency_tables import FigureRef, latency_section, with_ttft
 from heart.report._rationale_tables import rationale_section
 from heart.report._strategy_tables import strategy_section
 from heart.report._tables import (
@@ -47,10 +48,11 @@ def board_warning(facts: StudyFacts) -> str | None:
     return f"Warning: the judge audit flags {', '.join(flagged)} as unreliable."
 
 
-def board_tables(board: Board) -> list[Table]:
-    """Every table of one board, the leaderboard first."""
+def board_tables(board: Board, latency: LatencyReport | None = None) -> list[Table]:
+    """Every table of one board, the leaderboard first (with a median-TTFT column when systems
+    have timings)."""
     return [
-        board_table(board),
+        with_ttft(board_table(board), latency),
         axis_elo_table(board),
         head_to_head_table(board),
         differences_table(board),
@@ -131,7 +133,7 @@ def render_markdown(facts: StudyFacts) -> str:
         out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
     for board in facts.boards:
         out += [f"## {board.title}", ""]
-        for table in board_tables(board):
+        for table in board_tables(board, facts.latency):
             out += markdown_table(table)
     out += ["## Adversarial items", ""]
     warnings, tables, lines = adversarial_section(facts)
@@ -169,6 +171,12 @@ def render_markdown(facts: StudyFacts) -> str:
     out += [line for text in factors.lines for line in (text, "")]
     for table in factors.tables:
         out += markdown_table(table)
+    out += ["## Latency and capability", ""]
+    for block in latency_section(facts.latency, facts.capability).blocks:
+        if isinstance(block, Table):
+            out += markdown_table(block)
+        elif isinstance(block, str):
+            out += [block, ""]
     out += ["## Study", "", *_study_lines(facts)]
     out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
     return "\n".join(out)
@@ -238,6 +246,7 @@ def render_html(facts: StudyFacts) -> str:
         ("study", "Study"),
     ]  # fmt: skip
     sections.insert(len(sections) - 1, ("factors", "Factor structure"))
+    sections.insert(len(sections) - 1, ("latency", "Latency and capability"))
     parts.append("<nav>" + "".join(f"<a href='#{e(k)}'>{e(t)}</a>" for k, t in sections) + "</nav>")
     warning = board_warning(facts)
     if warning:
@@ -246,7 +255,7 @@ def render_html(facts: StudyFacts) -> str:
         parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
     for n, board in enumerate(facts.boards):
         parts.append(f"<h2 id='{e(board.key)}'>Leaderboard: {e(board.title)}</h2>")
-        tables = board_tables(board)
+        tables = board_tables(board, facts.latency)
         parts.append(html_table(tables[0], heading=False))
         if n == 0:
             parts.append(_figure(heatmap_png(board), "leaderboard heatmap", f"heatmap-{board.key}"))
@@ -293,6 +302,14 @@ def render_html(facts: StudyFacts) -> str:
         parts.append(html_table(table))
         if table.key == "factor-parallel" and facts.factors is not None:
             parts.append(_figure(scree(facts.factors), "scree plot", "factor-scree"))
+    parts.append("<h2 id='latency'>Latency and capability</h2>")
+    for block in latency_section(facts.latency, facts.capability).blocks:
+        if isinstance(block, Table):
+            parts.append(html_table(block))
+        elif isinstance(block, FigureRef):
+            parts.append(_figure(block.draw(), block.alt, block.key))
+        else:
+            parts.append(f"<p>{e(block)}</p>")
     parts.append("<h2 id='study'>Study</h2>")
     parts.append(f"<pre>{e(chr(10).join(_study_lines(facts)))}</pre>")
     parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")

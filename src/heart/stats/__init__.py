@@ -20,6 +20,16 @@ from heart.stats._bradley_terry import (
 )
 from heart.stats._cluster import cluster_robust_interval
 from heart.stats._comention import CoMention, chance_co_mention, co_mention
+from heart.stats._correlation import (
+    FISHER_Z,
+    SYSTEM_BOOTSTRAP,
+    Correlation,
+    least_squares_line,
+    median_and_quartiles,
+    pearson_correlation,
+    spearman_correlation,
+    spearman_rounds,
+)
 from heart.stats._differences import EloDifference, bootstrap_p_values, elo_differences
 from heart.stats._diversity import (
     Diversity,
@@ -63,13 +73,16 @@ from heart.stats._wins import overall_win_rate, win_matrix, win_rates
 __all__ = [
     "ELO_BASE",
     "ELO_SCALE",
+    "FISHER_Z",
     "MIN_UNIQUENESS",
     "PARALLEL_DRAWS",
     "PARALLEL_PERCENTILE",
     "SEPARATION_RIDGE",
+    "SYSTEM_BOOTSTRAP",
     "BootstrapResult",
     "BradleyTerryFit",
     "CoMention",
+    "Correlation",
     "Diversity",
     "EloDifference",
     "F1Result",
@@ -106,17 +119,22 @@ __all__ = [
     "fit_logistic",
     "fleiss_kappa",
     "krippendorff_alpha",
+    "least_squares_line",
     "max_factors",
     "mean_unique",
+    "median_and_quartiles",
     "oblimin_rotation",
     "online_elo",
     "overall_win_rate",
     "paper_interval",
     "parallel_analysis",
+    "pearson_correlation",
     "percentile_interval",
     "random_correlation_eigenvalues",
     "rate_differences_by_conversation",
     "rate_spread",
+    "spearman_correlation",
+    "spearman_rounds",
     "standardise",
     "strategy_diversity",
     "usage_entropy",
