@@ -22,6 +22,7 @@ from heart.stats import (
 )
 
 FURTHEST = 3  # systems named above and below the line
+ON_THE_LINE = 1e-6  # Elo: a residual this small is rounding, not a system off the line
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,12 @@ class CapabilityReport:
     @property
     def above(self) -> list[CapabilityPoint]:
         """Up to FURTHEST systems above the line, furthest first."""
-        return [p for p in self.points if p.residual > 0][:FURTHEST]
+        return [p for p in self.points if p.residual > ON_THE_LINE][:FURTHEST]
 
     @property
     def below(self) -> list[CapabilityPoint]:
         """Up to FURTHEST systems below the line, furthest first."""
-        return [p for p in reversed(self.points) if p.residual < 0][:FURTHEST]
+        return [p for p in reversed(self.points) if p.residual < -ON_THE_LINE][:FURTHEST]
 
 
 def _equal_index(points: list[CapabilityPoint]) -> list[EqualIndex]:

@@ -14,15 +14,14 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from heart.analyses import CapabilityReport, LatencyReport
 from heart.report._figures import _png
 
-
 TICKS_MS = [m * 10.0**e for e in range(0, 6) for m in (1, 2, 5)]
 """Labelled times on the log axis: 1, 2, 5, 10, 20, 50 ms and so on up to 500 s."""
 
 
 def _family_colours(families: list[str]) -> dict[str, str]:
-    """One colour of matplotlib's cycle per family, in order of first appearance."""
-    ordered = list(dict.fromkeys(families))
-    return {family: f"C{n % 10}" for n, family in enumerate(ordered)}
+    """One colour of matplotlib's cycle per family, families in alphabetical order (so both
+    figures colour a family alike when they show the same families)."""
+    return {family: f"C{n % 10}" for n, family in enumerate(sorted(set(families)))}
 
 
 def _legend(ax: Axes, colours: dict[str, str], extra: list[Line2D]) -> None:

@@ -147,12 +147,16 @@ def _p(c: Correlation | None) -> str:
     return "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}"
 
 
+def _p_is(c: Correlation) -> str:
+    """Like ``p = 0.035`` or ``p < 0.001``."""
+    text = _p(c)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def _rounds_note(c: Correlation) -> str:
-    text = f"{c.rounds:,} rounds"
+    text = f"{c.rounds:,} resamples of the systems"
     if c.undefined_rounds:
-        text += (
-            f", of which {c.undefined_rounds} drew one distinct value on a side and were left out"
-        )
+        text += f"; {c.undefined_rounds} drew one distinct value on a side and were left out"
     return text
 
 
@@ -199,8 +203,8 @@ def _spearman_line(report: LatencyReport) -> str:
     rho, interval = _correlation(c)
     return (
         f"Spearman's ρ of Elo ({report.board}) with median TTFT over {c.n} systems: {rho} "
-        f"[{interval}], p = {_p(c)} ({100 * c.level:.0f}% percentile interval, {_rounds_note(c)} "
-        f"resampling systems). The paper found ρ = 0.53 over its models. {BY_SYSTEMS}"
+        f"[{interval}], {_p_is(c)} ({100 * c.level:.0f}% percentile interval from "
+        f"{_rounds_note(c)}). The paper found ρ = 0.53 over its models. {BY_SYSTEMS}"
     )
 
 
@@ -253,16 +257,16 @@ def correlation_table(report: CapabilityReport) -> Table:
         n = str(value.n) if value is not None else "–"
         rows.append([against, statistic, estimate, interval, method, _p(value), n])
     spearman = report.elo_spearman
-    rounds = f" ({_rounds_note(spearman)})" if spearman is not None else ""
+    rounds = _rounds_note(spearman) if spearman is not None else "resamples of the systems"
     return Table(
         "Correlation with the capability index",
         ["index against", "statistic", "estimate", f"{level} interval", "interval from", "p",
          "systems"],
         rows,
         "Pearson's interval comes from the Fisher z transform (it assumes the two measures are "
-        "roughly jointly normal); Spearman's is a percentile interval from resampling the systems"
-        f"{rounds}. p: two-sided t test of no correlation. {BY_SYSTEMS} The paper found r = 0.70 "
-        "between Elo and the Artificial Analysis Intelligence Index over 15 models.",
+        f"roughly jointly normal); Spearman's is a percentile interval from {rounds}. p: "
+        f"two-sided t test of no correlation. {BY_SYSTEMS} The paper found r = 0.70 between Elo "
+        "and the Artificial Analysis Intelligence Index over 15 models.",
         "capability-correlations",
     )  # fmt: skip
 
@@ -320,9 +324,9 @@ def _equal_line(report: CapabilityReport) -> str | None:
 def _capability_blocks(report: CapabilityReport | None, models: int | None) -> list[Block]:
     if report is None:
         if models is not None and models < MIN_CORRELATION_SYSTEMS:
-            ranked = f"{models} model" + ("" if models == 1 else "s")
+            few = f"{models} model" + ("" if models == 1 else "s")
             return [
-                NO_INDEX + f" This study's board ranks {ranked}: a correlation across models "
+                NO_INDEX + f" This study's board ranks {few}: a correlation across models "
                 f"needs at least {MIN_CORRELATION_SYSTEMS}, so an index would add nothing here "
                 "yet."
             ]
