@@ -73,6 +73,22 @@ def test_the_judge_audit_flags_the_embedded_judge_next_to_its_numbers(
     assert "first shown won" in audit.stdout and "Unreliable: smollm2-judge" in audit.stdout
 
 
+def test_the_demo_report_shows_its_models_time_to_first_token(demo: tuple[Path, str]) -> None:
+    root, _ = demo
+    with (root / "report" / "latency.csv").open() as handle:
+        rows = {r["system"]: r for r in csv.DictReader(handle)}
+    smollm2 = rows["smollm2-135m"]  # the embedded model streams: every reply has a TTFT
+    assert (smollm2["completions"], smollm2["ttft_completions"]) == ("12", "12")
+    assert float(smollm2["ttft_q1_ms"]) <= float(smollm2["ttft_median_ms"]) > 0
+    assert rows["esconv-original"]["ttft_median_ms"] == "" and rows["generic-warmth"]["no_timings"]
+    html = (root / "report" / "index.html").read_text()
+    assert "<figure id='latency-figure'>" in html and "<table id='latency'>" in html
+    markdown = (root / "report" / "report.md").read_text()
+    section = markdown.split("## Latency and capability", 1)[1]
+    assert "needs at least 3 systems with timings on the board" in section
+    assert "This study's board ranks 1 model" in section  # no index, and none would help
+
+
 def test_second_run_makes_no_model_calls(demo: tuple[Path, str]) -> None:
     root, _ = demo
     calls_before = _count(root, CallRow)
