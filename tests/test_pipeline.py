@@ -82,7 +82,7 @@ def test_the_demo_report_shows_its_models_time_to_first_token(demo: tuple[Path, 
     assert float(smollm2["ttft_q1_ms"]) <= float(smollm2["ttft_median_ms"]) > 0
     assert rows["esconv-original"]["ttft_median_ms"] == "" and rows["generic-warmth"]["no_timings"]
     html = (root / "report" / "index.html").read_text()
-    assert "<figure id='latency-figure'>" in html and "<table id='latency'>" in html
+    assert "<figure id='latency-figure'>" in html and "<table id='latency-systems'>" in html
     markdown = (root / "report" / "report.md").read_text()
     section = markdown.split("## Latency and capability", 1)[1]
     assert "needs at least 3 systems with timings on the board" in section

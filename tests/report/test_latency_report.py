@@ -5,6 +5,7 @@ timings or an index, and `heart report --index` (a bad file stops it with one li
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,12 @@ def test_the_section_and_the_board_column_in_html_and_markdown(
     html = (study.report_dir / "index.html").read_text(encoding="utf-8")
     assert "<a href='#latency'>Latency and capability</a>" in html
     assert "<h2 id='latency'>Latency and capability</h2>" in html
-    for table in ("latency", "capability-correlations", "capability"):
+    for table in ("latency-systems", "capability-correlations", "capability"):
         assert f"<table id='{table}'>" in html
     for figure in ("latency-figure", "capability-figure"):
         assert f"<figure id='{figure}'><img" in html
+    ids = re.findall(r"id='([^']+)'", html)
+    assert len(ids) == len(set(ids))  # the section's anchors are unique in the page
     md = (study.report_dir / "report.md").read_text(encoding="utf-8")
     section = md.split("## Latency and capability", 1)[1].split("## Study", 1)[0]
     assert "| m1 | model | m1 | 4 | 4 | 250 ms | 175 ms–325 ms | 1.25 s | under the real-time " \

@@ -187,7 +187,7 @@ def latency_table(report: LatencyReport) -> Table:
         rows,
         "Over each system's valid replies that carry a time to first token; quartiles by linear "
         f"interpolation. Real-time band: a median TTFT under {report.realtime_ms:g} ms.",
-        "latency",
+        "latency-systems",
     )  # fmt: skip
 
 
