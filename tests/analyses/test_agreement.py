@@ -171,3 +171,19 @@ def test_axis_kappa_counts_only_the_verdicts_that_judged_the_axis(store: Store) 
     table, _ = aggregate_raters(labels, n_cat=3)
     assert llms.axis_kappa["H"] == pytest.approx(fleiss_kappa(table, method="fleiss"), abs=1e-12)
     assert set(llms.axis_kappa) == {"H"}
+
+
+def test_stability_draws_halves_of_many_raters_without_listing_them_all(store: Store) -> None:
+    """Forty raters have C(40, 20) ≈ 1.4e11 halves: the refits use 200 distinct random ones."""
+    raters = [f"h{r:02d}" for r in range(40)]
+    pairs = [("s1", "s2"), ("s2", "s3"), ("s1", "s3")]
+    verdicts = [
+        Verdict(i, a, b, rater, "a" if (r + i) % 3 else "b")
+        for i, (a, b) in enumerate(pairs)
+        for r, rater in enumerate(raters)
+    ]
+    seed_verdicts(store, verdicts, sources={h: "human" for h in raters})
+    report = analyse_agreement(load_comparisons(store, source="all"), rounds=50, seed=3)
+    humans = next(s for s in report.stability if s.group == "human raters")
+    assert (humans.judges, humans.subset_size, humans.draws) == (40, 20, 200)
+    assert 0.0 <= humans.same_top <= 1.0

@@ -11,6 +11,7 @@ Every share carries a percentile interval from resampling conversations.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from heart.types import Axis, JudgeSource
 A, B, NONE = 0, 1, 2
 CLEAR_CONSENSUS = 0.75
 STABILITY_DRAWS = 200
+LISTED_HALVES = 100_000  # beyond this many subsets of judges, draw them instead of listing
 
 
 @dataclass(frozen=True)
@@ -209,20 +211,20 @@ def _rating_matrix(
     agree: bool,
     only: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """(judges, pairs): each judge's value for each pair (of the ``only`` rows, if given), NaN
-    where it gave none. A judge that gave several (both orders) gets their mean, or with
-    ``agree`` NaN unless they are equal."""
+    """(judges, pairs): each judge's value for each pair they rated (of the ``only`` rows, if
+    given), NaN where a judge gave none. A judge that gave several (both orders) gets their mean,
+    or with ``agree`` NaN unless they are equal."""
     column = {j: i for i, j in enumerate(judges)}
-    n_pairs = int(comparisons.pair.max()) + 1 if len(comparisons) else 0
-    shape = (len(judges), n_pairs)
-    total, count = np.zeros(shape), np.zeros(shape)
-    low, high = np.full(shape, np.inf), np.full(shape, -np.inf)
     rows = np.isin(comparisons.judge, judges)
     if only is not None:
         rows &= only
+    rated, pair = np.unique(comparisons.pair[rows], return_inverse=True)
+    shape = (len(judges), rated.size)
+    total, count = np.zeros(shape), np.zeros(shape)
+    low, high = np.full(shape, np.inf), np.full(shape, -np.inf)
     cell = (
         np.asarray([column[j] for j in comparisons.judge[rows].tolist()], dtype=np.int64),
-        comparisons.pair[rows],
+        pair.reshape(-1),
     )
     np.add.at(total, cell, values[rows])
     np.add.at(count, cell, 1.0)
@@ -284,6 +286,22 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
     )
 
 
+def _halves(n: int, size: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
+    """Every ``size``-subset of ``n`` judges, or ``STABILITY_DRAWS`` distinct ones at random
+    when there are more; subsets are drawn, not listed, when listing them would not fit."""
+    count = math.comb(n, size)
+    if count <= STABILITY_DRAWS or count <= LISTED_HALVES:
+        subsets = list(itertools.combinations(range(n), size))
+        if count <= STABILITY_DRAWS:
+            return subsets
+        picks = rng.choice(count, STABILITY_DRAWS, replace=False)
+        return [subsets[i] for i in sorted(picks.tolist())]
+    drawn: set[tuple[int, ...]] = set()
+    while len(drawn) < STABILITY_DRAWS:  # far more subsets than draws: repeats are rare
+        drawn.add(tuple(sorted(rng.choice(n, size, replace=False).tolist())))
+    return sorted(drawn)
+
+
 def _stability(comparisons: Comparisons, name: str, seed: int) -> Stability | None:
     """Refit the board on random halves of the judges and compare each ranking to the full one."""
     judges = list(range(len(comparisons.judges)))
@@ -299,11 +317,7 @@ def _stability(comparisons: Comparisons, name: str, seed: int) -> Stability | No
     )
     full = fit_bradley_terry(per_judge.sum(axis=0)).theta
     size = max(1, len(judges) // 2)
-    subsets = list(itertools.combinations(range(len(judges)), size))
-    rng = np.random.default_rng(seed)
-    if len(subsets) > STABILITY_DRAWS:
-        picks = rng.choice(len(subsets), STABILITY_DRAWS, replace=False)
-        subsets = [subsets[i] for i in sorted(picks.tolist())]
+    subsets = _halves(len(judges), size, np.random.default_rng(seed))
     masks = np.zeros((len(subsets), len(judges)))
     for r, chosen in enumerate(subsets):
         masks[r, list(chosen)] = 1.0
