@@ -110,4 +110,5 @@ def as_comparisons(verdicts: list[Verdict], sources: dict[str, str] | None = Non
         completion_b=ints([completions.index(f"cp-{v.item}-{v.b}") for v in verdicts]),
         axis_strength=axis_strength,
         axis_given=axis_given,
+        judgments=[f"v{k}" for k in range(n)],
     )

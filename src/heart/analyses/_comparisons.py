@@ -37,7 +37,8 @@ class Comparisons:
     ``first_won`` whether the reply shown first won; ``pair`` numbers the pairs (the same number
     in both orders); ``order_ab`` whether a was shown first. ``completion_a``/``completion_b``
     index ``completions`` (ids), ``item`` indexes ``items``; per-item subsets and per-judge
-    sources, kinds and families sit beside their name lists.
+    sources, kinds and families sit beside their name lists; ``judgments`` names each row's
+    judgment.
     """
 
     systems: list[str]
@@ -67,6 +68,7 @@ class Comparisons:
     completion_b: Ints
     axis_strength: npt.NDArray[np.float64]
     axis_given: npt.NDArray[np.bool_]
+    judgments: list[str]  # each row's judgment id
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -129,6 +131,7 @@ class Comparisons:
             judge_families=pick(self.judge_families, j_kept),
             judge_sources=pick(self.judge_sources, j_kept),
             item_subsets=pick(self.item_subsets, i_kept),
+            judgments=pick(self.judgments, np.flatnonzero(mask).tolist()),
         )
 
     def by_source(self, source: Source) -> Comparisons:
@@ -172,6 +175,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             PairRow.item_id,
             ItemRow.conversation_id,
             ItemRow.subset,
+            JudgmentRow.id,
         )
         .join(PairRow, PairRow.id == JudgmentRow.pair_id)
         .join(ItemRow, ItemRow.id == PairRow.item_id)
@@ -260,4 +264,5 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         completion_b=ints([cp_index[r.b_id] for r in rows]),
         axis_strength=axis_strength,
         axis_given=axis_given,
+        judgments=[r.id for r in rows],
     )

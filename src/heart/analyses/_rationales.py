@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.orm import aliased
 
 from heart.analyses._agreement import _Votes
 from heart.analyses._comparisons import Comparisons
@@ -39,11 +39,8 @@ from heart.stats import (
     fit_logistic,
 )
 from heart.store import (
-    CompletionRow,
-    ItemRow,
     JudgeRow,
     JudgmentRow,
-    PairRow,
     RationaleCodeRow,
     RationaleCodingRow,
     Store,
@@ -57,9 +54,8 @@ WORDS_UNIT = 10.0  # lengths enter the regression per ten words
 TOP_PHRASES = 3
 
 
-@dataclass(frozen=True)
-class CodedRationale:
-    """One counted judgment's rationale as a coder read it."""
+class CodedRationale(NamedTuple):
+    """One counted judgment's rationale as a coder read it (a tuple: studies have many)."""
 
     judgment: str
     judge: str
@@ -129,8 +125,7 @@ class CoderAgreement:
     kappa_overall: float
 
 
-@dataclass(frozen=True)
-class CodeRecord:
+class CodeRecord(NamedTuple):
     """One stored code, for the report's list of every code and the phrase behind it."""
 
     coder: str
@@ -173,94 +168,100 @@ def count_rationales(store: Store) -> dict[str, int]:
         return {str(source): int(n) for source, n in session.execute(query)}
 
 
-def load_coded(store: Store, coder: str, codebook: Codebook) -> tuple[list[CodedRationale], int]:
-    """The counted judgments ``coder`` coded (ok) under ``codebook``, and its failed codings."""
-    a, b = aliased(CompletionRow), aliased(CompletionRow)
-    mine = (RationaleCodingRow.coder == coder, RationaleCodingRow.codebook_hash == codebook.hash)
+def _rows(comparisons: Comparisons) -> dict[str, int]:
+    """Each counted judgment's row in ``comparisons``."""
+    return {judgment: row for row, judgment in enumerate(comparisons.judgments)}
+
+
+def load_coded(
+    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook,
+    records: list[CodeRecord],
+) -> tuple[list[CodedRationale], int]:  # fmt: skip
+    """The judgments of ``comparisons`` (the counted ones) that ``coder`` coded (ok) under
+    ``codebook``, in the order of ``comparisons``, with their codes from ``records``
+    (``code_records``), and the coder's failed codings of them."""
     query = (
-        select(RationaleCodingRow.status, JudgmentRow.id, JudgmentRow.judge, JudgeRow.source,
-               PairRow.a_id, PairRow.b_id, JudgmentRow.order, JudgmentRow.winner,
-               ItemRow.conversation_id, JudgmentRow.rationale, a.text, b.text)
+        select(RationaleCodingRow.judgment_id, RationaleCodingRow.status, JudgmentRow.rationale)
         .join(JudgmentRow, JudgmentRow.id == RationaleCodingRow.judgment_id)
-        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
-        .join(PairRow, PairRow.id == JudgmentRow.pair_id)
-        .join(ItemRow, ItemRow.id == PairRow.item_id)
-        .join(a, a.id == PairRow.a_id)
-        .join(b, b.id == PairRow.b_id)
-        .where(*mine, counted_judgment())
-        .order_by(JudgmentRow.id)
+        .where(RationaleCodingRow.coder == coder,
+               RationaleCodingRow.codebook_hash == codebook.hash)
     )  # fmt: skip
-    codes = (
-        select(RationaleCodeRow.judgment_id, RationaleCodeRow.theme, RationaleCodeRow.side,
-               RationaleCodeRow.negated)
-        .join(RationaleCodingRow, RationaleCodingRow.id == RationaleCodeRow.coding_id)
-        .where(*mine, RationaleCodingRow.status == Status.OK)
-    )  # fmt: skip
-    found: dict[str, list[tuple[str, str, bool]]] = defaultdict(list)
-    known = set(codebook.ids)
+    row_of = _rows(comparisons)
     with store.session() as session:
-        rows = session.execute(query).all()
-        for judgment, theme, side, negated in session.execute(codes):
-            if theme in known:
-                found[judgment].append((theme, side, bool(negated)))
+        read = [(row_of[j], status, text) for j, status, text in session.connection().execute(query)
+                if j in row_of]  # fmt: skip
+    known = set(codebook.ids)
+    other = {Side.A.value: Side.B.value, Side.B.value: Side.A.value}
+    themes: dict[str, set[str]] = defaultdict(set)
+    sides: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for r in records:
+        if r.coder != coder or r.theme not in known:
+            continue
+        themes[r.judgment].add(r.theme)
+        if r.side in other:  # a denied theme is about the other reply
+            sides[r.judgment][r.theme].add(other[r.side] if r.negated else r.side)
+    c = comparisons
+    judge, outcome, conversation = c.judge.tolist(), c.outcome.tolist(), c.conversation.tolist()
+    reply_a, reply_b = c.completion_a.tolist(), c.completion_b.tolist()
+    length_a, length_b, order_ab = c.length_a.tolist(), c.length_b.tolist(), c.order_ab.tolist()
+    winner = (Side.A.value, Side.B.value, Side.TIE.value)
+    order = {True: Order.AB.value, False: Order.BA.value}
     out, failed = [], 0
-    for status, jid, judge, source, a_id, b_id, order, winner, conv, text, a_text, b_text in rows:
+    for row, status, text in sorted(read):
         if status != Status.OK:
             failed += 1
             continue
-        sides: dict[str, set[str]] = defaultdict(set)
-        for theme, side, negated in found[jid]:
-            if side in (Side.A, Side.B):
-                flipped = Side.B if side == Side.A else Side.A
-                sides[theme].add((flipped if negated else Side(side)).value)
+        jid, j = c.judgments[row], judge[row]
+        about = sides.get(jid, {})
         out.append(
             CodedRationale(
-                jid, judge, source, a_id, b_id, order, winner or "", conv, len(text.split()),
-                len(a_text.split()), len(b_text.split()),
-                frozenset(theme for theme, _, _ in found[jid]),
-                {theme: frozenset(s) for theme, s in sides.items()},
+                jid, c.judges[j], c.judge_sources[j], c.completions[reply_a[row]],
+                c.completions[reply_b[row]], order[order_ab[row]], winner[outcome[row]],
+                c.conversations[conversation[row]], len(text.split()), length_a[row],
+                length_b[row], frozenset(themes.get(jid, ())),
+                {theme: frozenset(s) for theme, s in about.items()},
             )
         )  # fmt: skip
     return out, failed
 
 
-def code_records(store: Store, coders: list[str], codebook: Codebook) -> list[CodeRecord]:
-    """Every code of ``coders`` under ``codebook`` on counted judgments, by judgment and place."""
+def code_records(
+    store: Store, comparisons: Comparisons, coders: list[str], codebook: Codebook
+) -> list[CodeRecord]:
+    """Every code of ``coders`` under ``codebook`` on the judgments of ``comparisons`` (the
+    counted ones), by coder, judgment and place."""
     query = (
-        select(RationaleCodeRow.coder, JudgmentRow.id, JudgmentRow.judge, JudgeRow.source,
-               RationaleCodeRow.theme, RationaleCodeRow.side, RationaleCodeRow.negated,
-               RationaleCodeRow.evidence, RationaleCodeRow.cue)
-        .join(JudgmentRow, JudgmentRow.id == RationaleCodeRow.judgment_id)
-        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+        select(RationaleCodeRow.coder, RationaleCodeRow.judgment_id, RationaleCodeRow.theme,
+               RationaleCodeRow.side, RationaleCodeRow.negated, RationaleCodeRow.evidence,
+               RationaleCodeRow.cue)
         .where(RationaleCodeRow.coder.in_(coders),
-               RationaleCodeRow.codebook_hash == codebook.hash, counted_judgment())
-        .order_by(RationaleCodeRow.coder, JudgmentRow.id, RationaleCodeRow.span_start,
-                  RationaleCodeRow.theme)
+               RationaleCodeRow.codebook_hash == codebook.hash)
+        .order_by(RationaleCodeRow.coder, RationaleCodeRow.judgment_id,
+                  RationaleCodeRow.span_start, RationaleCodeRow.theme)
     )  # fmt: skip
+    row_of, c = _rows(comparisons), comparisons
     with store.session() as session:
-        return [
-            CodeRecord(coder, jid, judge, source, theme, side, bool(negated), evidence, cue or "")
-            for coder, jid, judge, source, theme, side, negated, evidence, cue in session.execute(
-                query
-            )
-        ]
+        rows = session.connection().execute(query).all()
+    out = []
+    for coder, jid, theme, side, negated, evidence, cue in rows:
+        row = row_of.get(jid)
+        if row is not None:
+            judge = c.judge[row]
+            out.append(
+                CodeRecord(coder, jid, c.judges[judge], c.judge_sources[judge], theme, side,
+                           bool(negated), evidence, cue or "")
+            )  # fmt: skip
+    return out
 
 
-def _phrases(store: Store, coder: str, codebook: Codebook) -> dict[str, list[tuple[str, int]]]:
-    """Per theme, the evidence the coder quoted most often in counted judgments (case aside)."""
-    query = (
-        select(RationaleCodeRow.theme, RationaleCodeRow.evidence)
-        .join(JudgmentRow, JudgmentRow.id == RationaleCodeRow.judgment_id)
-        .where(
-            RationaleCodeRow.coder == coder,
-            RationaleCodeRow.codebook_hash == codebook.hash,
-            counted_judgment(),
-        )
-    )
+def _phrases(
+    records: list[CodeRecord], coder: str, codebook: Codebook
+) -> dict[str, list[tuple[str, int]]]:
+    """Per theme, the evidence ``coder`` quoted most often (case aside)."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    with store.session() as session:
-        for theme, evidence in session.execute(query):
-            counts[theme][" ".join(evidence.casefold().split())] += 1
+    for record in records:
+        if record.coder == coder:
+            counts[record.theme][" ".join(record.evidence.casefold().split())] += 1
     return {t: counts[t].most_common(TOP_PHRASES) for t in codebook.ids if counts[t]}
 
 
@@ -407,11 +408,12 @@ def verdict_links(
 
 
 def analyse_coder(
-    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook, *, rounds: int,
-    seed: int, level: float,
+    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook,
+    records: list[CodeRecord], *, rounds: int, seed: int, level: float,
 ) -> CoderReport | None:  # fmt: skip
-    """Every figure of ``coder``'s codes, or None when it has coded nothing yet."""
-    coded, failed = load_coded(store, coder, codebook)
+    """Every figure of ``coder``'s codes (``records`` holding them), or None when it has coded
+    nothing yet."""
+    coded, failed = load_coded(store, comparisons, coder, codebook, records)
     if not coded and not failed:
         return None
     n_agreed, humans, llms, conversation = agreed_mentions(coded, comparisons, codebook)
@@ -426,7 +428,7 @@ def analyse_coder(
         coded=dict(Counter(c.source for c in coded)),
         failed=failed,
         rates=mention_rates(coded, codebook, rounds=rounds, seed=seed, level=level),
-        phrases=_phrases(store, coder, codebook),
+        phrases=_phrases(records, coder, codebook),
         agreed_pairs=n_agreed,
         paired=len(conversation),
         comention=comention,
@@ -435,12 +437,14 @@ def analyse_coder(
 
 
 def compare_coders(
-    store: Store, coder: str, reference: str, codebook: Codebook, *, rounds: int, seed: int,
-    level: float,
+    store: Store, comparisons: Comparisons, coder: str, reference: str, codebook: Codebook,
+    records: list[CodeRecord], *, rounds: int, seed: int, level: float,
 ) -> CoderAgreement | None:  # fmt: skip
     """``coder`` against ``reference`` on the rationales both coded; None when there are none."""
-    mine = {c.judgment: c for c in load_coded(store, coder, codebook)[0]}
-    theirs = {c.judgment: c for c in load_coded(store, reference, codebook)[0]}
+    mine = {c.judgment: c for c in load_coded(store, comparisons, coder, codebook, records)[0]}
+    theirs = {
+        c.judgment: c for c in load_coded(store, comparisons, reference, codebook, records)[0]
+    }
     both = sorted(mine.keys() & theirs.keys())
     if not both:
         return None
@@ -471,12 +475,21 @@ def analyse_rationales(
     """The rationale figures of the rule coder and, when one is set, the LLM coder; the LLM
     coder leads once it has coded something, with its agreement with the rule coder beside it.
     ``comparisons`` are the counted judgments of every source (``load_comparisons(..., "all")``)."""
+    coders = ([llm_coder] if llm_coder else []) + [rule_coder]
+    records = code_records(store, comparisons, coders, codebook)
     reports = [
         report
-        for coder in ([llm_coder] if llm_coder else []) + [rule_coder]
+        for coder in coders
         if (
             report := analyse_coder(
-                store, comparisons, coder, codebook, rounds=rounds, seed=seed, level=level
+                store,
+                comparisons,
+                coder,
+                codebook,
+                records,
+                rounds=rounds,
+                seed=seed,
+                level=level,
             )
         )
         is not None
@@ -484,7 +497,15 @@ def analyse_rationales(
     reports.sort(key=lambda r: not sum(r.coded.values()))  # a coder that coded nothing last
     agreement = (
         compare_coders(
-            store, llm_coder, rule_coder, codebook, rounds=rounds, seed=seed, level=level
+            store,
+            comparisons,
+            llm_coder,
+            rule_coder,
+            codebook,
+            records,
+            rounds=rounds,
+            seed=seed,
+            level=level,
         )
         if llm_coder
         else None
@@ -497,5 +518,5 @@ def analyse_rationales(
         level=level,
         rounds=rounds,
         llm_coder=llm_coder,
-        codes=code_records(store, [r.coder for r in reports], codebook),
+        codes=records,
     )

@@ -29,6 +29,8 @@ SHARE_COLUMNS = ("hits", "n", "estimate", "low", "high")
 
 def _cell(value: Cell) -> str:
     """Floats in their shortest exact form, NaN and None as an empty cell, booleans as words."""
+    if type(value) is str:  # the commonest cell first: large files are mostly words
+        return value
     if value is None:
         return ""
     if isinstance(value, bool):

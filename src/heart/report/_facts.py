@@ -36,6 +36,7 @@ from heart.analyses import (
     verdict_counts,
 )
 from heart.capability import CapabilityIndex
+from heart.collection import fewer_collections
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
     CompletionRow,
@@ -108,6 +109,7 @@ def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]
     return dict(sorted(out.items()))
 
 
+@fewer_collections()
 def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFacts:
     """Read everything the report shows from the store, and fit the board; with ``index`` (an
     external capability index), set the main board against it."""

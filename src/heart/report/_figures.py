@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib.colors import LinearSegmentedColormap, Normalize
+from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
 from heart.analyses import BEST_HUMAN, AdversarialReport, Board, StrategyReport
@@ -20,12 +20,25 @@ USAGE = LinearSegmentedColormap.from_list("usage", ["#fbe3ea", "#d9ece8", "#1f7a
 DPI = 110
 
 
+def _hex_colours(colours: LinearSegmentedColormap) -> list[str]:
+    """The colour map's table of colours as hex strings, in its order."""
+    rgba = colours(np.arange(colours.N))
+    return [f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}" for r, g, b, _ in rgba]
+
+
+BAND_HEX, USAGE_HEX = _hex_colours(BANDS), _hex_colours(USAGE)
+
+
+def _pick(table: list[str], x: float) -> str:
+    """The colour of ``x`` (0 to 1) from a colour map's table, as the map itself picks it."""
+    return table[min(int(x * len(table)), len(table) - 1)]
+
+
 def band_colour(value: float, low: float, high: float) -> str:
     """The hex colour of ``value`` on the report's red–cream–green band between low and high."""
     if math.isnan(value) or high <= low:
         return "#ffffff"
-    r, g, b, _ = BANDS(Normalize(low, high, clip=True)(value))
-    return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+    return _pick(BAND_HEX, min(max((value - low) / (high - low), 0.0), 1.0))
 
 
 def usage_colour(rate: float) -> str:
@@ -33,8 +46,7 @@ def usage_colour(rate: float) -> str:
     lighter half so that dark text stays readable."""
     if math.isnan(rate):
         return "#ffffff"
-    r, g, b, _ = USAGE(0.5 * min(max(rate, 0.0), 1.0))
-    return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+    return _pick(USAGE_HEX, 0.5 * min(max(rate, 0.0), 1.0))
 
 
 def _png(fig: Figure) -> bytes:

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
+from heart.collection import fewer_collections
 from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
@@ -317,6 +318,7 @@ def render_html(facts: StudyFacts) -> str:
     return "".join(parts)
 
 
+@fewer_collections()
 def write_report(facts: StudyFacts, directory: Path) -> Path:
     """Write index.html, report.md and the CSV tables into ``directory``; returns the HTML path."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,14 +20,22 @@ from heart.stats._types import FloatArray
 def conversation_draws(conversations: int, *, rounds: int, seed: int) -> FloatArray:
     """How often each of ``conversations`` conversations is drawn in each bootstrap round:
     (rounds, conversations) multinomial counts, each row summing to ``conversations``, from
-    numpy's PCG64 seeded by ``seed``. Every conversation bootstrap of the project draws here."""
+    numpy's PCG64 seeded by ``seed``. Every conversation bootstrap of the project draws here.
+    The array is shared between callers asking the same (read-only)."""
     if rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds}")
     if conversations < 1:
         raise ValueError("a bootstrap needs at least one conversation")
+    return _draws(conversations, rounds, seed)
+
+
+@functools.lru_cache(maxsize=16)
+def _draws(conversations: int, rounds: int, seed: int) -> FloatArray:
     rng = np.random.Generator(np.random.PCG64(seed))
     p = np.full(conversations, 1.0 / conversations)
-    return rng.multinomial(conversations, p, size=rounds).astype(np.float64)
+    counts = rng.multinomial(conversations, p, size=rounds).astype(np.float64)
+    counts.flags.writeable = False
+    return counts
 
 
 @dataclass(frozen=True, eq=False)

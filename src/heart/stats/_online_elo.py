@@ -41,17 +41,16 @@ def online_elo(
     else:
         rng = np.random.Generator(np.random.PCG64(seed))
         orders = rng.permuted(np.tile(np.arange(n), (permutations, 1)), axis=1)
-    winners, losers = w.tolist(), lo.tolist()
-    scores = np.where(t, 0.5, 1.0).tolist()
+    scores = np.where(t, 0.5, 1.0)
     per_elo = math.log(10.0) / 400.0  # 10^(x/400) = e^(x·per_elo)
     exp = math.exp
     total = np.zeros(n_systems)
-    for order in orders.tolist():  # plain floats: faster than arrays for one order at a time
+    for order in orders:  # plain floats in one order's sequence: faster than arrays
         ratings = [ELO_BASE] * n_systems
-        for i in order:
-            a, b = winners[i], losers[i]
+        sequence = zip(w[order].tolist(), lo[order].tolist(), scores[order].tolist(), strict=True)
+        for a, b, score in sequence:
             ra, rb = ratings[a], ratings[b]
-            delta = k_factor * (scores[i] - 1.0 / (1.0 + exp((rb - ra) * per_elo)))
+            delta = k_factor * (score - 1.0 / (1.0 + exp((rb - ra) * per_elo)))
             ratings[a], ratings[b] = ra + delta, rb - delta
         total += ratings
     result: FloatArray = total / len(orders)
