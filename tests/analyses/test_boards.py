@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 
 from heart.analyses import (
     BEST_HUMAN,
@@ -14,7 +15,7 @@ from heart.analyses import (
     load_comparisons,
 )
 from heart.stats import bootstrap_by_conversation, fit_bradley_terry
-from heart.store import Store, left_out_judgments
+from heart.store import JudgmentRow, Store, left_out_judgments
 
 from ..rows import Verdict, seed_verdicts
 
@@ -131,6 +132,17 @@ def test_select_all_rows_changes_nothing(seeded: Store) -> None:
     human = comparisons.by_source("human")
     assert human.judges == ["r1", "r2"] and human.judge_sources == ["human", "human"]
     assert set(comparisons.by_subset("adversarial").items) == {"i4", "i5"}
+
+
+def test_each_row_names_its_judgment_and_keeps_it_when_selected(seeded: Store) -> None:
+    comparisons = load_comparisons(seeded, source="all")
+    with seeded.session() as s:
+        stored = dict(s.execute(select(JudgmentRow.id, JudgmentRow.judge)).all())
+    assert comparisons.judgments == sorted(stored)  # every verdict counts here, by id
+    names = [comparisons.judges[j] for j in comparisons.judge.tolist()]
+    assert names == [stored[j] for j in comparisons.judgments]
+    human = comparisons.by_source("human")
+    assert human.judgments == [j for j in comparisons.judgments if stored[j] in ("r1", "r2")]
 
 
 def test_verdicts_on_a_pair_of_one_system_are_left_out_with_their_reason(seeded: Store) -> None:
