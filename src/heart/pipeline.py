@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sqlalchemy import select
 
-from heart.analyses import JudgeAudit, Leaderboard, audit_judges, load_comparisons, verdict_counts
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec
 from heart.engine import PlannedModel, ProgressFn, plan_calls
@@ -37,10 +36,13 @@ from heart.release import (
     import_table,
     read_bundle,
 )
-from heart.report import StudyFacts, board_warning, gather_facts, write_report
 from heart.store import SystemRow
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, create_study, open_study
+
+if TYPE_CHECKING:  # the analyses and the report load only for the commands that need them
+    from heart.analyses import JudgeAudit, Leaderboard
+    from heart.report import StudyFacts
 
 Stage = Literal["adversarial", "generate", "judge", "strategies", "rationales"]
 
@@ -181,6 +183,8 @@ def code_rationales(study: Study, progress: ProgressFn | None = None) -> Rationa
 
 def audit(study: Study) -> list[JudgeAudit]:
     """Per LLM judge: flip rate, position, length, control and own-family shares."""
+    from heart.analyses import audit_judges, load_comparisons, verdict_counts
+
     return audit_judges(
         load_comparisons(study.store), verdict_counts(study.store), study.config.ratings.level
     )
@@ -190,6 +194,8 @@ def report(study: Study, index: Path | None = None) -> ReportSummary:
     """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/; the
     capability index comes from ``index``, else ``ratings.capability_index`` (a bad file raises
     IndexFileError before anything is written)."""
+    from heart.report import board_warning, gather_facts, write_report
+
     capability = capability_index(study, index)
     facts = gather_facts(study, capability)
     return ReportSummary(facts, board_warning(facts), write_report(facts, study.report_dir))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -37,10 +36,7 @@ def _table(db: Path, sql: str) -> list[tuple[object, ...]]:
 
 def test_280_items_stable_across_runs_and_studies(esconv_splits: Path, tmp_path: Path) -> None:
     first = _study(tmp_path / "a", esconv_splits)
-    start = time.perf_counter()
     out = heart("items", "build", "--study", first).stdout
-    elapsed = time.perf_counter() - start
-    assert elapsed < 60, f"items build took {elapsed:.1f} s"
     assert "280 regular items from 1300 conversations" in out
 
     items_sql = "SELECT id, content_hash, conversation_id, turn_index FROM items ORDER BY id"
