@@ -38,6 +38,7 @@ app = typer.Typer(
     "and rank systems with honest intervals. Every command works on a study folder (--study).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # a docstring's line breaks wrap; a blank line starts a paragraph
 )
 items_app = typer.Typer(
     help="Build and inspect the benchmark's items (contexts).", no_args_is_help=True
@@ -526,7 +527,8 @@ def report(
 
 @app.command()
 def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Every stage in order (items, generate, judge, report), skipping finished work."""
+    """Every stage in order (items, adversarial items, generate, judge, strategies when a
+    classifier is set, rationale coding, report), skipping finished work."""
     from heart import pipeline
 
     with _study(study) as s:
