@@ -36,10 +36,15 @@ def _reply(body: dict[str, Any]) -> str:
     return f"I hear you. {' '.join(words[-6:])}"
 
 
+def _slow_server() -> FaultServer:
+    fault_server = FaultServer(_reply)
+    fault_server.default_plan = f"hang:{ANSWER_S}"
+    return fault_server
+
+
 @pytest.fixture
 def server() -> Iterator[FaultServer]:
-    with FaultServer(_reply) as fault_server:
-        fault_server.default_plan = f"hang:{ANSWER_S}"
+    with _slow_server() as fault_server:
         yield fault_server
 
 
@@ -82,15 +87,28 @@ def _new_study(root: Path, server: FaultServer) -> Path:
     return root
 
 
+ENV = {"OPENAI_API_KEY": "sk-local"}
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[object, ...]]]:
+    """The rows of an uninterrupted run (ids and answers do not depend on the server's port)."""
+    with _slow_server() as own_server:
+        clean = _new_study(tmp_path_factory.mktemp("clean") / "study", own_server)
+        heart("run", "--study", clean, env=ENV)
+    rows = _rows(clean / "heart.db")
+    assert len(rows["judgments"]) == 3 * N_ITEMS
+    return rows
+
+
 @pytest.mark.parametrize("kill_after", ["completions", "judgments"])
 def test_sigkill_then_rerun_matches_an_uninterrupted_run(
-    server: FaultServer, tmp_path: Path, kill_after: str
+    server: FaultServer,
+    tmp_path: Path,
+    kill_after: str,
+    expected: dict[str, list[tuple[object, ...]]],
 ) -> None:
-    env = {"OPENAI_API_KEY": "sk-local"}
-    clean = _new_study(tmp_path / "clean", server)
-    heart("run", "--study", clean, env=env)
-    expected = _rows(clean / "heart.db")
-    assert len(expected["judgments"]) == 3 * N_ITEMS
+    env = ENV
 
     killed = _new_study(tmp_path / "killed", server)
     db = killed / "heart.db"
