@@ -127,6 +127,10 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         assert h2h.first.locator("td").nth(2).inner_text() == f"{100 * won:.0f}%"
         assert page.locator("#reliability tbody tr").count() == 2
         assert page.locator("#judge-audit tbody tr").count() == 2
+        study_list = page.locator("h2#study + ul li")  # a list, names as code: no raw Markdown
+        assert study_list.first.inner_text().startswith("items: ")
+        assert "`" not in page.locator("h2#study + ul").inner_text()
+        assert study_list.locator("code").first.inner_text() in {"m1", "m2", "m3", "human"}
         browser.close()
     # self-contained: nothing but the file itself and its inline images was fetched
     assert all(u.startswith(("file://", "data:")) for u in requests)

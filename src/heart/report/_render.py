@@ -89,7 +89,8 @@ def adversarial_section(facts: StudyFacts) -> tuple[list[str], list[Table], list
     return warnings, tables, lines
 
 
-def _study_lines(facts: StudyFacts) -> list[str]:
+def _study_counts(facts: StudyFacts) -> list[str]:
+    """The study's counts, a Markdown list item each (names in backticks)."""
     out = ["- items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
     out += [f"- pairs: {facts.pairs}"]
     for system, (ok, failed) in facts.completions.items():
@@ -103,9 +104,29 @@ def _study_lines(facts: StudyFacts) -> list[str]:
     if facts.left_out:
         reasons = ", ".join(f"{n} {why}" for why, n in sorted(facts.left_out.items()))
         out.append(f"- judgments left out of the analyses: {reasons}")
-    out += ["", "### Prompts", ""]
-    out += [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
     return out
+
+
+def _prompt_lines(facts: StudyFacts) -> list[str]:
+    """Each prompt in use with its version and hash, a Markdown list item each."""
+    return [f"- {n} {v}: `{h}`" for n, v, h in facts.prompts]
+
+
+def _study_lines(facts: StudyFacts) -> list[str]:
+    return [*_study_counts(facts), "", "### Prompts", "", *_prompt_lines(facts)]
+
+
+def _html_list(lines: list[str]) -> str:
+    """Markdown list items as an HTML list, text between backticks as code."""
+
+    def item(line: str) -> str:
+        parts = line.removeprefix("- ").split("`")
+        return "".join(
+            f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p)
+            for i, p in enumerate(parts)
+        )
+
+    return "<ul>" + "".join(f"<li>{item(line)}</li>" for line in lines) + "</ul>"
 
 
 # --- Markdown ------------------------------------------------------------------------------
@@ -312,7 +333,8 @@ def render_html(facts: StudyFacts) -> str:
         else:
             parts.append(f"<p>{e(block)}</p>")
     parts.append("<h2 id='study'>Study</h2>")
-    parts.append(f"<pre>{e(chr(10).join(_study_lines(facts)))}</pre>")
+    parts.append(_html_list(_study_counts(facts)))
+    parts.append(f"<h3>Prompts</h3>{_html_list(_prompt_lines(facts))}")
     parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")
     parts.append("</body></html>")
     return "".join(parts)
