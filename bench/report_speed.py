@@ -10,7 +10,7 @@ user would run it (a fresh process: start-up, imports, reading the store, every 
 files), and the main steps are timed in-process to show where the time goes.
 
     .venv/bin/python bench/report_speed.py [--items 300] [--systems 22] [--judges 1]
-        [--human-pairs 1000]
+        [--human-pairs 1000] [--keep DIR]
 
 Target: under 10 s. Prints the budget ratio (10 s / measured) last.
 """
@@ -90,7 +90,10 @@ def write_study(
     ]
     (root / "index.csv").write_text("\n".join(index) + "\n", encoding="utf-8")
     lines = ["name: report-speed", "systems:"]
-    lines += [f"  - {{name: {s}, kind: dataset, family: {s}}}" for s in systems]
+    lines += [
+        f"  - {{name: {s}, kind: model, family: {s}, model: {{provider: openai, model: {s}}}}}"
+        for s in systems
+    ]
     lines += ["judges:"] + [f"  - {{name: {j}, family: other-{j}, model: {{}}}}" for j in judges]
     lines += ["ratings:", "  capability_index: index.csv"]
     (root / "study.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -193,9 +196,13 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=22)
     parser.add_argument("--judges", type=int, default=1)
     parser.add_argument("--human-pairs", type=int, default=1000)
+    parser.add_argument("--keep", type=Path, help="write the study here (a new folder) and keep it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)  # refuses a folder that exists: nothing is overwritten
+            root = args.keep
         start = time.perf_counter()
         llm, human = write_study(root, args.items, args.systems, args.judges, args.human_pairs)
         print(
