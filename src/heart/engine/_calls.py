@@ -46,6 +46,22 @@ class Check:
     message: Callable[[str], str]
     reasks: int = 1
 
+    @classmethod
+    def parses(
+        cls, parse: Callable[[str], object], refusal: type[Exception], template: str, reasks: int
+    ) -> Check:
+        """An answer is usable when ``parse`` accepts it; when ``parse`` raises ``refusal`` its
+        message is the problem, sent back as ``template`` with the message at ``{problem}``."""
+
+        def problem(text: str) -> str | None:
+            try:
+                parse(text)
+            except refusal as exc:
+                return str(exc)
+            return None
+
+        return cls(problem, lambda found: template.replace("{problem}", found), reasks)
+
 
 @dataclass(frozen=True)
 class Call:

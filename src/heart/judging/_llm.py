@@ -47,21 +47,12 @@ def judge_request(
 
 def verdict_problem(text: str) -> str | None:
     """What makes ``text`` an invalid verdict, or None when it is valid."""
-    try:
-        parse_verdict(text)
-    except InvalidVerdict as exc:
-        return str(exc)
-    return None
+    return verdict_check(0).problem(text)
 
 
 def verdict_check(reasks: int) -> Check:
     """Validate every verdict; ask again ``reasks`` times with the validation error."""
-    template = load_prompt(REASK_PROMPT).text
-    return Check(
-        problem=verdict_problem,
-        message=lambda problem: template.replace("{problem}", problem),
-        reasks=reasks,
-    )
+    return Check.parses(parse_verdict, InvalidVerdict, load_prompt(REASK_PROMPT).text, reasks)
 
 
 def _recorder(

@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -171,17 +172,6 @@ def _recorder(
     return record
 
 
-def _check(rationale: str, codebook: Codebook, template: str, reasks: int) -> Check:
-    def problem(text: str) -> str | None:
-        try:
-            parse_coding(text, rationale, codebook)
-        except InvalidCoding as exc:
-            return str(exc)
-        return None
-
-    return Check(problem=problem, message=lambda p: template.replace("{problem}", p), reasks=reasks)
-
-
 def plan_llm_coding(study: Study, spec: ModelSpec) -> LlmCodingPlan:
     """The calls for every counted rationale without a valid coding by ``spec``'s model."""
     config = study.config.rationales
@@ -195,10 +185,12 @@ def plan_llm_coding(study: Study, spec: ModelSpec) -> LlmCodingPlan:
     for rationale in todo:
         request = coding_request(rationale, prompt, codebook, spec)
         key = call_key(model, request)
+        parse = partial(parse_coding, rationale=rationale.text, codebook=codebook)
+        check = Check.parses(parse, InvalidCoding, template, config.reasks)
         calls.append(
             Call(model=model, request=request, group=f"{rationale.item_id}/{rationale.judgment_id}",
                  on_result=_recorder(rationale, coder, codebook, prompt, key, spec),
-                 price=spec.price, check=_check(rationale.text, codebook, template, config.reasks))
+                 price=spec.price, check=check)
         )  # fmt: skip
     return LlmCodingPlan(calls, coder, len(todo), already)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -182,17 +183,6 @@ def _recorder(
     return record
 
 
-def _check(reply: str, taxonomy: Taxonomy, template: str, reasks: int) -> Check:
-    def problem(text: str) -> str | None:
-        try:
-            parse_classification(text, reply, taxonomy)
-        except InvalidClassification as exc:
-            return str(exc)
-        return None
-
-    return Check(problem=problem, message=lambda p: template.replace("{problem}", p), reasks=reasks)
-
-
 def plan_classification(study: Study, spec: ModelSpec | None = None) -> ClassificationPlan:
     """The completions to label (``strategies.completions`` of them, spread over systems, or
     all) and the calls for those without a valid classification by this classifier."""
@@ -230,10 +220,12 @@ def plan_classification(study: Study, spec: ModelSpec | None = None) -> Classifi
         item = item_from_row(items[completion.item_id])
         request = classification_request(item, completion.text, prompt, taxonomy, spec)
         key = call_key(model, request)
+        parse = partial(parse_classification, reply=completion.text, taxonomy=taxonomy)
+        check = Check.parses(parse, InvalidClassification, template, config.reasks)
         calls.append(
             Call(model=model, request=request, group=f"{completion.item_id}/{completion.id}",
                  on_result=_recorder(completion, classifier, taxonomy, prompt, key, spec),
-                 price=spec.price, check=_check(completion.text, taxonomy, template, config.reasks))
+                 price=spec.price, check=check)
         )  # fmt: skip
     return ClassificationPlan(calls, classifier, len(sampled), len(done & sampled))
 
