@@ -36,7 +36,7 @@ from heart.analyses import (
     verdict_counts,
 )
 from heart.capability import CapabilityIndex
-from heart.collection import fewer_collections
+from heart.garbage import fewer_collections
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
     CompletionRow,

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
-from heart.collection import fewer_collections
+from heart.garbage import fewer_collections
 from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
