@@ -143,7 +143,7 @@ def main() -> None:
     print(f"{len(requests)} judge prompts per side, llama.cpp server with {spec.model.model}")
     print(f"bare asyncio loop: {bare_rate:.1f} judgments/min")
     print(f"heart engine:      {engine_rate:.1f} judgments/min")
-    print(f"ratio engine/bare: {engine_rate / bare_rate:.3f}")
+    print(f"{engine_rate / bare_rate:.3f} ratio engine/bare")
 
 
 if __name__ == "__main__":

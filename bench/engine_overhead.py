@@ -134,7 +134,7 @@ def main() -> None:
     bare_rate, engine_rate = statistics.median(bare_rates), statistics.median(engine_rates)
     print(f"bare asyncio loop: {bare_rate:.0f} calls/s (median of {args.rounds})")
     print(f"heart engine:      {engine_rate:.0f} calls/s (median of {args.rounds})")
-    print(f"ratio engine/bare at {CONCURRENCY} concurrent calls: {engine_rate / bare_rate:.3f}")
+    print(f"{engine_rate / bare_rate:.3f} ratio engine/bare at {CONCURRENCY} concurrent calls")
 
 
 if __name__ == "__main__":

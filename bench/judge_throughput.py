@@ -210,8 +210,8 @@ def main() -> None:
     print(f"bare loop, items together:  {bare_rate:.1f} judgments/min")
     print(f"heart, items together:      {heart_rate:.1f} judgments/min")
     print(f"heart, items mixed:         {mixed_rate:.1f} judgments/min")
-    print(f"ratio heart ordered/mixed: {statistics.median(ratios['heart ordered/mixed']):.3f}")
-    print(f"ratio heart/bare: {statistics.median(ratios['heart/bare']):.3f}")
+    print(f"{statistics.median(ratios['heart ordered/mixed']):.3f} ratio heart ordered/mixed")
+    print(f"{statistics.median(ratios['heart/bare']):.3f} ratio heart/bare")
     on_worker(plain.close)
 
 

@@ -209,7 +209,7 @@ def main() -> None:
         f"baseline: {baseline_time:.1f} s for {args.rounds:,} rounds, PROJECTED from "
         f"{args.baseline_rounds} measured rounds (setup + {args.rounds:,} x per-round)"
     )
-    print(f"ratio (baseline / heart): {baseline_time / heart_time:.0f}x")
+    print(f"{baseline_time / heart_time:.0f} ratio (baseline / heart)")
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ def main() -> None:
         sections = (root / "report" / "report.md").read_text(encoding="utf-8").count("\n## ")
         print(f"report sections: {sections}")
     print(f"`heart report` (fresh process): {elapsed:.2f} s (budget {BUDGET_S:.0f} s)")
-    print(f"ratio (budget / measured): {BUDGET_S / elapsed:.2f}")
+    print(f"{BUDGET_S / elapsed:.2f} ratio (budget / measured)")
 
 
 if __name__ == "__main__":
