@@ -28,6 +28,7 @@ from sqlalchemy import func, select
 
 from heart.analyses._agreement import _Votes
 from heart.analyses._comparisons import Comparisons
+from heart.plain import plain
 from heart.rationales import Codebook
 from heart.stats import (
     CoMention,
@@ -261,7 +262,7 @@ def _phrases(
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for record in records:
         if record.coder == coder:
-            counts[record.theme][" ".join(record.evidence.casefold().split())] += 1
+            counts[record.theme][plain(record.evidence)] += 1
     return {t: counts[t].most_common(TOP_PHRASES) for t in codebook.ids if counts[t]}
 
 

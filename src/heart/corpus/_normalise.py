@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from heart.plain import plain
 from heart.types import Role, Turn, canonical_json, stable_id
 
 STRATEGIES: tuple[str, ...] = (
@@ -35,13 +36,9 @@ _ALIASES: dict[str, str] = {
 """Labels of the older cut of the data (FailedESConv, the old TSVs) and their final names."""
 
 
-def _label_key(label: str) -> str:
-    return " ".join(label.split()).casefold()
-
-
 _STRATEGY_BY_KEY: dict[str, str] = {
-    **{_label_key(old): new for old, new in _ALIASES.items()},
-    **{_label_key(label): label for label in STRATEGIES},
+    **{plain(old): new for old, new in _ALIASES.items()},
+    **{plain(label): label for label in STRATEGIES},
 }
 
 _INTEGER = re.compile(r"-?[0-9]{1,9}")
@@ -57,7 +54,7 @@ def normalise_strategy(label: str) -> str:
 
     Raises ``ValueError`` for a label outside the final set and its aliases.
     """
-    found = _STRATEGY_BY_KEY.get(_label_key(label))
+    found = _STRATEGY_BY_KEY.get(plain(label))
     if found is None:
         raise ValueError(f"unknown strategy label {label!r}")
     return found

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.plain import quotes
 from heart.prompts import Prompt
 from heart.rationales._codebook import Codebook, load_codebook
 from heart.rationales._identity import llm_coder_id
@@ -82,10 +83,6 @@ def coding_request(
     return ChatRequest.prompted(system, user, spec, json_schema=coding_schema(codebook))
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def _span(evidence: str, rationale: str) -> tuple[int, int]:
     """Where the evidence stands in the rationale (spacing and case aside); (-1, -1) if unsure."""
     words = [re.escape(w) for w in evidence.split()]
@@ -114,7 +111,7 @@ def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:
             raise InvalidCoding(f'code {n}: reply must be "A", "B" or "none" and denied true/false')
         if not isinstance(evidence, str) or not evidence.strip():
             raise InvalidCoding(f"code {n} ({theme}) quotes no evidence")
-        if _plain(evidence) not in _plain(rationale):
+        if not quotes(rationale, evidence):
             raise InvalidCoding(
                 f"code {n} ({theme}): the evidence {evidence[:40]!r} is not words of the reason; "
                 "copy them"

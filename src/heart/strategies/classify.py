@@ -18,6 +18,7 @@ from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.items import item_from_row
 from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.plain import quotes
 from heart.prompts import Prompt
 from heart.sample import spread_sample
 from heart.store import ClassificationRow, CompletionRow, ItemRow, now_iso
@@ -90,10 +91,6 @@ def classification_request(
     return ChatRequest.prompted(system, user, spec, json_schema=classification_schema(taxonomy))
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def parse_classification(text: str, reply: str, taxonomy: Taxonomy) -> dict[str, dict[str, Any]]:
     """The labels of an answer, by strategy; InvalidClassification saying what is wrong."""
     try:
@@ -125,7 +122,7 @@ def parse_classification(text: str, reply: str, taxonomy: Taxonomy) -> dict[str,
             raise InvalidClassification(f'"{name}": probability 0 to 1 and text evidence')
         if status != "absent" and not evidence.strip():
             raise InvalidClassification(f'"{name}" is {status} but quotes no evidence')
-        if evidence.strip() and _plain(evidence) not in _plain(reply):
+        if evidence.strip() and not quotes(reply, evidence):
             raise InvalidClassification(
                 f'"{name}": the evidence {evidence[:40]!r} is not words of the reply; copy them'
             )
