@@ -409,12 +409,14 @@ def verdict_links(
 
 
 def analyse_coder(
-    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook,
-    records: list[CodeRecord], *, rounds: int, seed: int, level: float,
+    comparisons: Comparisons, coder: str, codebook: Codebook,
+    loaded: tuple[list[CodedRationale], int], records: list[CodeRecord], *, rounds: int,
+    seed: int, level: float,
 ) -> CoderReport | None:  # fmt: skip
-    """Every figure of ``coder``'s codes (``records`` holding them), or None when it has coded
-    nothing yet."""
-    coded, failed = load_coded(store, comparisons, coder, codebook, records)
+    """Every figure of ``coder``'s codes (its coded rationales and failed codings as
+    ``load_coded`` gives them, ``records`` holding its codes), or None when it has coded nothing
+    yet."""
+    coded, failed = loaded
     if not coded and not failed:
         return None
     n_agreed, humans, llms, conversation = agreed_mentions(coded, comparisons, codebook)
@@ -438,14 +440,12 @@ def analyse_coder(
 
 
 def compare_coders(
-    store: Store, comparisons: Comparisons, coder: str, reference: str, codebook: Codebook,
-    records: list[CodeRecord], *, rounds: int, seed: int, level: float,
+    coder: str, coded: list[CodedRationale], reference: str, reference_coded: list[CodedRationale],
+    codebook: Codebook, *, rounds: int, seed: int, level: float,
 ) -> CoderAgreement | None:  # fmt: skip
     """``coder`` against ``reference`` on the rationales both coded; None when there are none."""
-    mine = {c.judgment: c for c in load_coded(store, comparisons, coder, codebook, records)[0]}
-    theirs = {
-        c.judgment: c for c in load_coded(store, comparisons, reference, codebook, records)[0]
-    }
+    mine = {c.judgment: c for c in coded}
+    theirs = {c.judgment: c for c in reference_coded}
     both = sorted(mine.keys() & theirs.keys())
     if not both:
         return None
@@ -478,15 +478,16 @@ def analyse_rationales(
     ``comparisons`` are the counted judgments of every source (``load_comparisons(..., "all")``)."""
     coders = ([llm_coder] if llm_coder else []) + [rule_coder]
     records = code_records(store, comparisons, coders, codebook)
+    loaded = {coder: load_coded(store, comparisons, coder, codebook, records) for coder in coders}
     reports = [
         report
         for coder in coders
         if (
             report := analyse_coder(
-                store,
                 comparisons,
                 coder,
                 codebook,
+                loaded[coder],
                 records,
                 rounds=rounds,
                 seed=seed,
@@ -498,12 +499,11 @@ def analyse_rationales(
     reports.sort(key=lambda r: not sum(r.coded.values()))  # a coder that coded nothing last
     agreement = (
         compare_coders(
-            store,
-            comparisons,
             llm_coder,
+            loaded[llm_coder][0],
             rule_coder,
+            loaded[rule_coder][0],
             codebook,
-            records,
             rounds=rounds,
             seed=seed,
             level=level,
