@@ -290,7 +290,7 @@ def _halves(n: int, size: int, rng: np.random.Generator) -> list[tuple[int, ...]
     """Every ``size``-subset of ``n`` judges, or ``STABILITY_DRAWS`` distinct ones at random
     when there are more; subsets are drawn, not listed, when listing them would not fit."""
     count = math.comb(n, size)
-    if count <= STABILITY_DRAWS or count <= LISTED_HALVES:
+    if count <= LISTED_HALVES:  # at least STABILITY_DRAWS
         subsets = list(itertools.combinations(range(n), size))
         if count <= STABILITY_DRAWS:
             return subsets
