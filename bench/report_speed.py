@@ -201,10 +201,14 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the study here (a new folder) and keep it")
     parser.add_argument("--rounds", type=int, default=5, help="fresh-process runs (median kept)")
     args = parser.parse_args()
+    if args.keep is not None and args.keep.exists():
+        parser.error(f"--keep {args.keep}: the folder exists; name a new one")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         if args.keep is not None:
-            args.keep.mkdir(parents=True)  # refuses a folder that exists: nothing is overwritten
+            args.keep.mkdir(parents=True)
             root = args.keep
         start = time.perf_counter()
         llm, human = write_study(root, args.items, args.systems, args.judges, args.human_pairs)
