@@ -320,9 +320,17 @@ class ItemsSpec(Strict):
         return self.hostility_rater or self.rewriter
 
 
+class PreliminarySpec(Strict):
+    """Below either count a system's standing is marked preliminary."""
+
+    conversations: int = Field(10, ge=1, le=100_000)
+    comparisons: int = Field(50, ge=1, le=10_000_000)
+
+
 class RatingsSpec(Strict):
     bootstrap_rounds: int = Field(1000, gt=0, le=100_000)
     level: float = Field(0.95, gt=0, lt=1)
+    preliminary: PreliminarySpec = PreliminarySpec()
     capability_index: str | None = Field(
         None,
         min_length=1,

@@ -4,6 +4,8 @@ against fits computed by hand."""
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import norm
+from scipy.stats import t as student_t
 import pytest
 from sqlalchemy import select
 
@@ -87,8 +89,14 @@ def test_main_board_equals_a_fit_by_hand(seeded: Store) -> None:
             a, b = names.index(v.a.split("/")[0]), names.index(v.b.split("/")[0])
             per_conv[(v.item, *((a, b) if v.winner == "a" else (b, a)))] += v.strength
     boot = bootstrap_by_conversation(per_conv, rounds=200, seed=3)
+    # each system met the others in all 6 conversations: its percentile interval is widened
+    # by sqrt(6/5)·t(5)/z on each side of its Elo
+    stretch = np.sqrt(6 / 5) * student_t.ppf(0.975, 5) / norm.ppf(0.975)
     low = {s.system: s.low for s in board.standings}
-    np.testing.assert_allclose([low[n] for n in names], boot.low, atol=1e-9)
+    np.testing.assert_allclose(
+        [low[n] for n in names], fit.elo - stretch * (fit.elo - boot.low), atol=1e-9
+    )
+    assert all(s.conversations == 6 and s.rank == 1 for s in board.standings)  # all overlap
     m1 = next(s for s in board.standings if s.system == "m1")
     assert m1.win_rate == pytest.approx((18 + 3) / 24)  # beat every human reply, 3 of 6 m2
     assert [s.system for s in board.standings] == ["m1", "m2", "human"]

@@ -5,6 +5,7 @@ timings or an index, and `heart report --index` (a bad file stops it with one li
 from __future__ import annotations
 
 import csv
+import math
 import re
 from pathlib import Path
 
@@ -95,7 +96,9 @@ def test_the_csvs_hold_the_section_at_full_precision(
     assert rows["m1"]["under_realtime_band"] == "true"
     assert rows["m4"]["under_realtime_band"] == "false"
     point = next(p for p in latency.points if p.system == "m3")
-    assert float(rows["m3"]["elo"]) == point.elo and float(rows["m3"]["elo_low"]) == point.low
+    assert float(rows["m3"]["elo"]) == point.elo
+    # 4 conversations are too few for an honest interval: none is written
+    assert rows["m3"]["elo_low"] == "" and math.isnan(point.low)
     assert rows["slow"]["ttft_median_ms"] == "" and rows["slow"]["under_realtime_band"] == ""
     assert rows["slow"]["latency_median_ms"] == "1500.0" and rows["slow"]["elo"] == ""
     assert rows["idle"]["no_timings"] == "no completions yet"

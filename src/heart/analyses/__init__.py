@@ -54,7 +54,9 @@ from heart.analyses._latency import (
     system_latencies,
 )
 from heart.analyses._leaderboard import (
+    INTERVAL_CONVERSATIONS,
     Ablation,
+    EvidenceRule,
     Leaderboard,
     Standing,
     build_leaderboard,
@@ -94,6 +96,7 @@ __all__ = [
     "ESCONV_UNCLEAR",
     "ESCONV_UNMAPPED",
     "FACTOR_ROUGH_BELOW",
+    "INTERVAL_CONVERSATIONS",
     "MIN_CORRELATION_SYSTEMS",
     "MIN_FACTOR_COMPLETIONS",
     "MIN_FIT",
@@ -117,6 +120,7 @@ __all__ = [
     "CoderReport",
     "Comparisons",
     "EqualIndex",
+    "EvidenceRule",
     "FactorStructure",
     "IntervalEstimate",
     "JudgeAudit",

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons, Source
-from heart.analyses._leaderboard import Leaderboard, Standing, build_leaderboard
+from heart.analyses._leaderboard import EvidenceRule, Leaderboard, Standing, build_leaderboard
 from heart.types import SystemKind
 
 Floats = npt.NDArray[np.float64]
@@ -105,23 +105,36 @@ def best_human_comparisons(comparisons: Comparisons) -> Comparisons | None:
 
 
 def _board(
-    comparisons: Comparisons, source: Source, subset: str, rounds: int, seed: int, level: float
+    comparisons: Comparisons,
+    source: Source,
+    subset: str,
+    rounds: int,
+    seed: int,
+    level: float,
+    rule: EvidenceRule,
 ) -> Board:
-    board = build_leaderboard(comparisons, rounds=rounds, seed=seed, level=level)
+    board = build_leaderboard(comparisons, rounds=rounds, seed=seed, level=level, rule=rule)
     best = best_human_comparisons(comparisons)
     best_standing = None
     if best is not None and len(best) and len(best.systems) >= 2:
-        fit = build_leaderboard(best, rounds=rounds, seed=seed, level=level)
+        fit = build_leaderboard(best, rounds=rounds, seed=seed, level=level, rule=rule)
         best_standing = next(s for s in fit.standings if s.system == BEST_HUMAN)
     return Board(source, subset, board, best_standing)
 
 
 def build_boards(
-    comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+    comparisons: Comparisons,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    rule: EvidenceRule | None = None,
 ) -> list[Board]:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
-    each subset when the items hold more than one."""
+    each subset when the items hold more than one; ``rule``: when a standing is preliminary
+    (default ``EvidenceRule()``)."""
+    rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
     if len(sources) == 2:
@@ -133,5 +146,5 @@ def build_boards(
         for subset in ["all", *subsets] if len(subsets) > 1 else ["all"]:
             rows = mine.by_subset(subset)
             if len(rows) and len(rows.systems) >= 2:
-                boards.append(_board(rows, source, subset, rounds, seed, level))
+                boards.append(_board(rows, source, subset, rounds, seed, level, rule))
     return boards

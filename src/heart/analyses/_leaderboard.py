@@ -1,9 +1,11 @@
 """The leaderboard: weighted Bradley–Terry Elo with three intervals, win rates and Elo per axis,
-head-to-head shares, pairwise differences and the ablations."""
+head-to-head shares, pairwise differences and the ablations, each system with the evidence
+behind it: ranks admit ties, thin evidence is marked preliminary, and no interval is shown
+where the conversations are too few to estimate one honestly."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -13,17 +15,34 @@ from heart.analyses._comparisons import Comparisons
 from heart.stats import (
     EloDifference,
     bootstrap_by_conversation,
+    clearly_above,
     cluster_robust_interval,
     elo_differences,
+    elo_from_theta,
+    few_conversations_factor,
     fit_bradley_terry,
     online_elo,
     paper_interval,
+    tied_ranks,
+    widen,
     win_matrix,
 )
 from heart.types import Axis
 
 Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
+INTERVAL_CONVERSATIONS = 5  # fewest conversations a system's interval can honestly rest on
+
+
+@dataclass(frozen=True)
+class EvidenceRule:
+    """When a system's standing is firm. Below ``conversations`` conversations or
+    ``comparisons`` comparisons it is preliminary; below ``INTERVAL_CONVERSATIONS``
+    conversations it has no interval, no rank and no clear difference."""
+
+    conversations: int = 10
+    comparisons: int = 50
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,15 @@ class Standing:
     win_rate: float
     axis_win_rates: dict[str, float]
     axis_elo: dict[str, float]
+    conversations: int = 0  # conversations its comparisons came from
+    opponents: int = 0  # systems it was compared with
+    judges: int = 0  # judges and raters whose verdicts compared it
+    rank: int = 0  # 1 + systems whose interval lies wholly above; 0: not ranked (no interval)
+    preliminary: tuple[str, ...] = ()  # why its standing is not firm yet; empty: it is
+
+    @property
+    def ranked(self) -> bool:
+        return self.rank > 0
 
 
 @dataclass(frozen=True)
@@ -70,10 +98,19 @@ class Leaderboard:
     head_to_head: Floats  # [i, j]: share of i-vs-j comparisons won by i (ties half), in board order
     differences: list[EloDifference]  # indices in board order
     ablations: list[Ablation]
+    rule: EvidenceRule = EvidenceRule()
 
     @property
     def systems(self) -> list[str]:
         return [s.system for s in self.standings]
+
+    @property
+    def preliminary(self) -> list[Standing]:
+        return [s for s in self.standings if s.preliminary]
+
+    @property
+    def clear_pairs(self) -> list[EloDifference]:
+        return [d for d in self.differences if d.clear]
 
 
 def _shares(comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int) -> Floats:
@@ -172,33 +209,121 @@ def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablatio
     ]
 
 
+@dataclass(frozen=True)
+class _Evidence:
+    """Per system: conversations, opponents and judges behind its comparisons, and whether they
+    all come from a single human rater."""
+
+    conversations: Ints
+    opponents: Ints
+    judges: Ints
+    one_rater: npt.NDArray[np.bool_]
+
+
+def _distinct(owner: Ints, value: Ints, k: int) -> Ints:
+    """Per owner 0..k-1, how many distinct values it has."""
+    pairs = np.unique(np.stack([owner, value]), axis=1)
+    counts: Ints = np.bincount(pairs[0], minlength=k)
+    return counts
+
+
+def _evidence(comparisons: Comparisons) -> _Evidence:
+    k = len(comparisons.systems)
+    both = np.concatenate([comparisons.a, comparisons.b])
+    judge = np.concatenate([comparisons.judge, comparisons.judge])
+    human = np.asarray([s == "human" for s in comparisons.judge_sources], dtype=bool)
+    people = np.bincount(both, weights=human[judge], minlength=k)
+    judges = _distinct(both, judge, k)
+    return _Evidence(
+        conversations=_distinct(both, np.tile(comparisons.conversation, 2), k),
+        opponents=_distinct(both, np.concatenate([comparisons.b, comparisons.a]), k),
+        judges=judges,
+        one_rater=(judges == 1) & (people == np.bincount(both, minlength=k)),
+    )
+
+
+def _reasons(
+    n: int, conversations: int, one_rater: bool, interval: bool, rule: EvidenceRule
+) -> tuple[str, ...]:
+    """Why a system's standing is preliminary (empty when it is firm)."""
+    out = []
+    if conversations < INTERVAL_CONVERSATIONS:
+        plural = "s" if conversations != 1 else ""
+        out.append(
+            f"{conversations} conversation{plural}: an interval needs {INTERVAL_CONVERSATIONS}, "
+            "so none is shown"
+        )
+    else:
+        if not interval:
+            out.append(
+                "no interval: fewer than two systems have enough conversations to anchor the scale"
+            )
+        if conversations < rule.conversations:
+            out.append(f"{conversations} conversations (fewer than {rule.conversations})")
+    if n < rule.comparisons:
+        out.append(f"{n} comparisons (fewer than {rule.comparisons})")
+    if one_rater:
+        out.append("every verdict comes from one rater")
+    return tuple(out)
+
+
 def build_leaderboard(
-    comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+    comparisons: Comparisons,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    rule: EvidenceRule = EvidenceRule(),
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
     sqrt(1/n) intervals, win rates and Elo per axis, pairwise differences with
-    Benjamini–Hochberg, head-to-head shares and the ablations."""
+    Benjamini–Hochberg, head-to-head shares and the ablations.
+
+    Evidence decides what is shown: Elo is centred on the systems with at least
+    ``INTERVAL_CONVERSATIONS`` conversations (when two or more have them), only those get
+    intervals, widened for their number of conversations (``few_conversations_factor``), and
+    ranks and clear pairs follow Arena's rule on those intervals. A pair is clear only when
+    neither system's verdicts all come from one rater. Systems below ``rule`` are preliminary.
+    """
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
     wins = win_matrix(winner, loser, comparisons.strength, k, tie=tie)
     fit = fit_bradley_terry(wins)
+    evidence = _evidence(comparisons)
+    measured = evidence.conversations >= INTERVAL_CONVERSATIONS
+    if measured.sum() < 2:  # one well-measured system cannot anchor the scale alone
+        measured[:] = False
+    anchor = measured if measured.any() else None
+    elo = elo_from_theta(fit.theta, anchor)
     per_conversation = per_conversation_wins(comparisons)
-    boot = bootstrap_by_conversation(per_conversation, rounds=rounds, seed=seed, level=level)
-    robust_low, robust_high, _ = cluster_robust_interval(fit.theta, per_conversation, level)
+    boot = bootstrap_by_conversation(
+        per_conversation, rounds=rounds, seed=seed, level=level, anchor=anchor
+    )
+    factor = np.where(measured, few_conversations_factor(evidence.conversations, level), np.nan)
+    low, high = widen(elo, boot.low, boot.high, factor)
+    robust = cluster_robust_interval(fit.theta, per_conversation, level, anchor)
+    robust_low, robust_high = widen(elo, robust[0], robust[1], factor)
     n_i = comparisons.n_per_system()
-    paper_low, paper_high = paper_interval(fit.theta, n_i, level=level)
+    paper_low, paper_high = paper_interval(fit.theta, n_i, level=level, anchor=anchor)
+    paper_low, paper_high = (
+        np.where(measured, paper_low, np.nan),
+        np.where(measured, paper_high, np.nan),
+    )
+    ranks = tied_ranks(low, high)
     overall = _shares(comparisons, comparisons.outcome, k)
     axis_rates, axis_elo = _axis_results(comparisons, k)
-    order = sorted(range(k), key=lambda i: (-fit.elo[i], comparisons.systems[i]))
+    order = sorted(
+        range(k), key=lambda i: (ranks[i] == 0, ranks[i], -elo[i], comparisons.systems[i])
+    )
     standings = [
         Standing(
             system=comparisons.systems[i],
             kind=comparisons.system_kinds[i],
             family=comparisons.system_families[i],
-            elo=float(fit.elo[i]),
-            low=float(boot.low[i]),
-            high=float(boot.high[i]),
+            elo=float(elo[i]),
+            low=float(low[i]),
+            high=float(high[i]),
             robust_low=float(robust_low[i]),
             robust_high=float(robust_high[i]),
             paper_low=float(paper_low[i]),
@@ -207,6 +332,17 @@ def build_leaderboard(
             win_rate=float(overall[i]),
             axis_win_rates={a: float(v[i]) for a, v in axis_rates.items()},
             axis_elo={a: float(v[i]) for a, v in axis_elo.items()},
+            conversations=int(evidence.conversations[i]),
+            opponents=int(evidence.opponents[i]),
+            judges=int(evidence.judges[i]),
+            rank=int(ranks[i]),
+            preliminary=_reasons(
+                int(n_i[i]),
+                int(evidence.conversations[i]),
+                bool(evidence.one_rater[i]),
+                bool(measured[i]),
+                rule,
+            ),
         )
         for i in order
     ]
@@ -222,6 +358,48 @@ def build_leaderboard(
         separated=fit.separated,
         separated_rounds=boot.separated_rounds,
         head_to_head=head_to_head,
-        differences=elo_differences(fit.elo[order], boot.elo_rounds[:, order], level),
-        ablations=_ablations(comparisons, fit.elo, seed),
+        differences=_differences(elo, boot.elo_rounds, low, high, evidence, measured, order, level),
+        ablations=_ablations(comparisons, elo, seed),
+        rule=rule,
     )
+
+
+def _differences(
+    elo: Floats,
+    elo_rounds: Floats,
+    low: Floats,
+    high: Floats,
+    evidence: _Evidence,
+    measured: npt.NDArray[np.bool_],
+    order: list[int],
+    level: float,
+) -> list[EloDifference]:
+    """Pairwise differences in board order: bootstrap intervals widened for the fewer
+    conversations of the two, significant only between systems with intervals, and clear when
+    the two intervals lie apart on evidence from more than one rater."""
+    at = np.asarray(order, dtype=np.int64)
+    above = clearly_above(low, high)
+    independent = ~evidence.one_rater
+    out = []
+    for d in elo_differences(elo[at], elo_rounds[:, at], level):
+        i, j = int(at[d.i]), int(at[d.j])
+        both = bool(measured[i] and measured[j])
+        clusters = np.asarray([min(evidence.conversations[i], evidence.conversations[j])])
+        factor = float(few_conversations_factor(clusters, level)[0]) if both else float("nan")
+        d_low, d_high = widen(
+            np.asarray([d.difference]), np.asarray([d.low]), np.asarray([d.high]),
+            np.asarray([factor]),
+        )  # fmt: skip
+        clear = (
+            both and bool(independent[i] and independent[j]) and bool(above[i, j] or above[j, i])
+        )
+        out.append(
+            replace(
+                d,
+                low=float(d_low[0]),
+                high=float(d_high[0]),
+                significant=d.significant and both,
+                clear=clear,
+            )
+        )
+    return out

@@ -13,6 +13,7 @@ from heart.analyses import (
     Board,
     CapabilityReport,
     Comparisons,
+    EvidenceRule,
     FactorStructure,
     JudgeAudit,
     LatencyReport,
@@ -101,6 +102,12 @@ class StudyFacts:
         return next((b for b in self.boards if (b.source, b.subset) == (source, subset)), None)
 
 
+def evidence_rule(study: Study) -> EvidenceRule:
+    """The study's thresholds below which a system's standing is preliminary."""
+    given = study.config.ratings.preliminary
+    return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
+
+
 def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     for key, status, n in rows:
@@ -155,7 +162,9 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         judgments=judgments,
         prompts=prompts,
         families=families,
-        boards=build_boards(comparisons, rounds=rounds, seed=seed, level=level),
+        boards=build_boards(
+            comparisons, rounds=rounds, seed=seed, level=level, rule=evidence_rule(study)
+        ),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
         left_out=left_out_judgments(study.store),

@@ -60,6 +60,12 @@ from heart.stats._factors import (
     random_correlation_eigenvalues,
     standardise,
 )
+from heart.stats._few_conversations import (
+    clearly_above,
+    few_conversations_factor,
+    tied_ranks,
+    widen,
+)
 from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
@@ -101,6 +107,7 @@ __all__ = [
     "bradley_terry_mle_exists",
     "category_table",
     "chance_co_mention",
+    "clearly_above",
     "cluster_robust_interval",
     "co_mention",
     "cohen_kappa",
@@ -113,6 +120,7 @@ __all__ = [
     "f1_by_conversation",
     "f1_scores",
     "factor_scores",
+    "few_conversations_factor",
     "fit_bradley_terry",
     "fit_bradley_terry_batch",
     "fit_factor_analysis",
@@ -137,8 +145,10 @@ __all__ = [
     "spearman_rounds",
     "standardise",
     "strategy_diversity",
+    "tied_ranks",
     "usage_entropy",
     "usage_rates",
+    "widen",
     "wilson_interval",
     "win_matrix",
     "win_rates",

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from heart.stats._bradley_terry import (
+    ELO_BASE,
+    ELO_SCALE,
     _as_wins,
     _newton,
     _ridges,
-    elo_from_theta,
 )
 from heart.stats._intervals import _check_level, percentile_interval
-from heart.stats._types import FloatArray
+from heart.stats._types import BoolArray, FloatArray
 
 
 def conversation_draws(conversations: int, *, rounds: int, seed: int) -> FloatArray:
@@ -61,6 +62,7 @@ def bootstrap_by_conversation(
     seed: int = 0,
     level: float = 0.95,
     ridge: float | None = None,
+    anchor: BoolArray | None = None,
 ) -> BootstrapResult:
     """Percentile interval for Elo from resampling conversations with replacement.
 
@@ -68,7 +70,9 @@ def bootstrap_by_conversation(
     draws multinomial counts over conversations (numpy PCG64 seeded by ``seed``), sums the
     matrices with those counts and refits; all rounds go through one batched Newton fit started
     at the full data's estimate, each with the rules of ``fit_bradley_terry`` (``ridge=None``:
-    guard only where separated).
+    guard only where separated). Each round's Elo is centred on the systems of ``anchor``
+    (default: all) that the round's conversations compared, so a system a round left out does
+    not move the others.
     """
     _check_level(level)
     if rounds < 1:
@@ -84,8 +88,7 @@ def bootstrap_by_conversation(
     start, _, _ = _newton(pooled, _ridges(pooled, None)[0], tol=1e-10, max_iter=200)
     theta, _, _ = _newton(replicates, lam, tol=1e-10, max_iter=200, start=start[0])
     present = (replicates.sum(axis=1) + replicates.sum(axis=2)) > 0
-    elo = elo_from_theta(theta)
-    elo[~present] = np.nan
+    elo = _centred_on_present(theta, present, anchor)
     low, high = percentile_interval(elo, level)
     return BootstrapResult(
         elo_rounds=elo,
@@ -95,6 +98,24 @@ def bootstrap_by_conversation(
         rounds=rounds,
         separated_rounds=int(separated.sum()),
     )
+
+
+def _centred_on_present(
+    theta: FloatArray, present: BoolArray, anchor: BoolArray | None
+) -> FloatArray:
+    """Elo per round, centred on the anchored systems present in that round (on every present
+    system where none is); NaN for a system the round left out."""
+    k = theta.shape[-1]
+    mask = np.ones(k, dtype=bool) if anchor is None else np.asarray(anchor, dtype=bool)
+    if mask.shape != (k,) or not mask.any():
+        raise ValueError(f"anchor must mask the {k} systems and hold at least one")
+    centre = present & mask
+    centre = np.where(centre.any(axis=1, keepdims=True), centre, present)
+    counted = np.maximum(centre.sum(axis=1, keepdims=True), 1)
+    mean = (theta * centre).sum(axis=1, keepdims=True) / counted
+    elo: FloatArray = ELO_SCALE * (theta - mean) + ELO_BASE
+    elo[~present] = np.nan
+    return elo
 
 
 def bootstrap_share_by_conversation(

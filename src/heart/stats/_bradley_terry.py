@@ -36,11 +36,25 @@ class BradleyTerryFit:
     compared: BoolArray
 
 
-def elo_from_theta(theta: FloatArray) -> FloatArray:
-    """Elo = 400·(θ − mean θ)/ln 10 + 1500, along the last axis."""
+def elo_from_theta(theta: FloatArray, anchor: BoolArray | None = None) -> FloatArray:
+    """Elo = 400·(θ − mean θ)/ln 10 + 1500, along the last axis; with ``anchor`` (a mask over
+    the last axis) the mean is taken over the anchored systems only, so the others sit on the
+    same scale without moving it."""
     t = np.asarray(theta, dtype=np.float64)
-    centred: FloatArray = t - t.mean(axis=-1, keepdims=True)
+    mean = t.mean(axis=-1, keepdims=True) if anchor is None else _anchor_mean(t, anchor)
+    centred: FloatArray = t - mean
     return ELO_SCALE * centred + ELO_BASE
+
+
+def _anchor_mean(theta: FloatArray, anchor: BoolArray) -> FloatArray:
+    mask = np.asarray(anchor, dtype=bool)
+    if mask.shape != theta.shape[-1:] or not mask.any():
+        raise ValueError(
+            f"anchor must mask the {theta.shape[-1]} systems and hold at least one, "
+            f"got shape {mask.shape}"
+        )
+    mean: FloatArray = theta[..., mask].mean(axis=-1, keepdims=True)
+    return mean
 
 
 def _as_wins(wins: FloatArray, ndim: int) -> FloatArray:

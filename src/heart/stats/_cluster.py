@@ -9,11 +9,14 @@ from scipy.stats import norm
 
 from heart.stats._bradley_terry import ELO_SCALE, _as_wins, elo_from_theta
 from heart.stats._intervals import _check_level
-from heart.stats._types import FloatArray
+from heart.stats._types import BoolArray, FloatArray
 
 
 def cluster_robust_interval(
-    theta: FloatArray, per_conversation_wins: FloatArray, level: float = 0.95
+    theta: FloatArray,
+    per_conversation_wins: FloatArray,
+    level: float = 0.95,
+    anchor: BoolArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Elo ± z·SE with the cluster-robust sandwich SE, clusters being conversations.
 
@@ -26,7 +29,8 @@ def cluster_robust_interval(
     Returns (low, high, se) on the Elo scale. A system never compared gets (-inf, inf) and an
     infinite SE; so does every system when the compared ones form more than one connected group,
     since centred Elo is then not identified. The formula assumes the unpenalised MLE; at a
-    ridge-guarded fit it is only indicative.
+    ridge-guarded fit it is only indicative. With ``anchor`` Elo is centred on the anchored
+    systems (``elo_from_theta``) and the covariance is that of θ minus their mean.
     """
     _check_level(level)
     w = _as_wins(per_conversation_wins, 3)
@@ -57,8 +61,13 @@ def cluster_robust_interval(
         gauge = np.full((m, m), 1.0 / m)
         bread_pinv = np.linalg.inv(bread + gauge) - gauge
         cov = bread_pinv @ meat @ bread_pinv
+        if anchor is not None:
+            on = np.asarray(anchor, dtype=bool)[idx]
+            if on.any():  # θ minus the anchored mean: a linear map of the centred θ
+                centre = np.eye(m) - np.outer(np.ones(m), on / on.sum())
+                cov = centre @ cov @ centre.T
         se[idx] = ELO_SCALE * np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
-    elo = elo_from_theta(t)
+    elo = elo_from_theta(t, anchor)
     half = float(norm.ppf(0.5 + level / 2.0)) * se
     return elo - half, elo + half, se

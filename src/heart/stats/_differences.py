@@ -17,6 +17,7 @@ class EloDifference:
 
     ``low``/``high`` is the percentile interval of the difference over bootstrap rounds;
     ``p_value`` is two-sided; ``p_adjusted`` is Benjamini–Hochberg over all pairs of the call.
+    ``clear`` is set by callers that also hold the two systems' own intervals: those lie apart.
     """
 
     i: int
@@ -27,6 +28,7 @@ class EloDifference:
     p_value: float
     p_adjusted: float
     significant: bool
+    clear: bool = False
 
 
 def bootstrap_p_values(differences: FloatArray) -> FloatArray:

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.stats import norm
 
 from heart.stats._bradley_terry import ELO_SCALE, elo_from_theta
-from heart.stats._types import FloatArray, IntArray
+from heart.stats._types import BoolArray, FloatArray, IntArray
 
 
 def _check_level(level: float) -> None:
@@ -15,16 +15,19 @@ def _check_level(level: float) -> None:
 
 
 def paper_interval(
-    theta: FloatArray, n_comparisons: IntArray | FloatArray, level: float = 0.95
+    theta: FloatArray,
+    n_comparisons: IntArray | FloatArray,
+    level: float = 0.95,
+    anchor: BoolArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """The paper's asymptotic Elo interval: θi ± z·SE with SE = sqrt(1/n_i) on the θ scale.
 
     n_i is the number of comparisons involving system i. Reported as the paper's formula only:
     it ignores clustering by conversation, outcome weights and the covariance between θs.
-    A system with no comparisons gets (-inf, inf).
+    A system with no comparisons gets (-inf, inf). ``anchor``: as in ``elo_from_theta``.
     """
     _check_level(level)
-    elo = elo_from_theta(theta)
+    elo = elo_from_theta(theta, anchor)
     n = np.asarray(n_comparisons, dtype=np.float64)
     if n.shape != elo.shape:
         raise ValueError(f"n_comparisons must have shape {elo.shape}, got {n.shape}")
