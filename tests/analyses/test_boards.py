@@ -4,9 +4,9 @@ against fits computed by hand."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.stats import norm
 from scipy.stats import t as student_t
-import pytest
 from sqlalchemy import select
 
 from heart.analyses import (
@@ -96,7 +96,15 @@ def test_main_board_equals_a_fit_by_hand(seeded: Store) -> None:
     np.testing.assert_allclose(
         [low[n] for n in names], fit.elo - stretch * (fit.elo - boot.low), atol=1e-9
     )
-    assert all(s.conversations == 6 and s.rank == 1 for s in board.standings)  # all overlap
+    assert all(s.conversations == 6 and s.opponents == 2 for s in board.standings)
+    # m1 and m2 overlap and share rank 1; both lie wholly above the human reply, ranked 3rd
+    assert [(s.system, s.rank) for s in board.standings] == [("m1", 1), ("m2", 1), ("human", 3)]
+    clear = {(board.systems[d.i], board.systems[d.j]) for d in board.clear_pairs}
+    assert clear == {("m1", "human"), ("m2", "human")}
+    assert board.standings[0].preliminary == (
+        "6 conversations (fewer than 10)",
+        "24 comparisons (fewer than 50)",
+    )
     m1 = next(s for s in board.standings if s.system == "m1")
     assert m1.win_rate == pytest.approx((18 + 3) / 24)  # beat every human reply, 3 of 6 m2
     assert [s.system for s in board.standings] == ["m1", "m2", "human"]
