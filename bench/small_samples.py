@@ -154,8 +154,10 @@ class Tally:
 
     @classmethod
     def empty(cls) -> Tally:
-        zero = np.zeros(THETA.size, dtype=np.int64)
-        return cls(*(zero.copy() for _ in range(6)))
+        def zero() -> IntArray:
+            return np.zeros(THETA.size, dtype=np.int64)
+
+        return cls(zero(), zero(), zero(), zero(), zero(), zero())
 
 
 def score(tally: Tally, comparisons: Comparisons, rounds: int, seed: int) -> None:

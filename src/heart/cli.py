@@ -353,7 +353,7 @@ def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
 
 
 def _print_report(summary: ReportSummary) -> None:
-    from heart.report import rater_verdict, terminal_audit, terminal_table
+    from heart.report import rater_verdict, terminal_audit, terminal_conclusions, terminal_table
 
     if summary.warning:
         console.print(f"[bold red]{summary.warning}[/bold red]")
@@ -370,6 +370,8 @@ def _print_report(summary: ReportSummary) -> None:
             highlight=False,
         )
     console.print(terminal_table(summary.facts))
+    for line in terminal_conclusions(summary.facts):
+        console.print(line, markup=False, highlight=False)
     if summary.facts.audit:
         console.print(terminal_audit(summary.facts.audit))
     console.print(f"Report: {summary.path}")
@@ -488,7 +490,7 @@ def leaderboard(
     ] = "all",
 ) -> None:
     """Print a leaderboard in the terminal (default: LLM judges, all items)."""
-    from heart.report import gather_facts, terminal_table
+    from heart.report import gather_facts, terminal_conclusions, terminal_table
 
     if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):
         raise HeartError(
@@ -504,6 +506,8 @@ def leaderboard(
             f"this study has no board for --judges {judges} --subset {subset}; it has: {have}"
         )
     console.print(terminal_table(facts, board))
+    for line in terminal_conclusions(facts, board):
+        console.print(line, markup=False, highlight=False)
 
 
 @app.command()

@@ -68,7 +68,14 @@ def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
     assert boards == {"llm-all", "human-all", "all-all"}
     llm = [r for r in rows if r["board"] == "llm-all"]
     assert [r["system"] for r in llm] == ["m1", "human", "m2", "m3", "warm", "Best human"]
-    assert [r["rank"] for r in llm] == ["1", "2", "3", "4", "5", "†"]
+    # Arena's rule: 1 + the systems whose interval lies wholly above; m1 and human overlap
+    assert [r["rank"] for r in llm] == ["1", "1", "2", "3", "4", "†"]
+    for r in llm[:5]:
+        above = sum(float(o["low"]) > float(r["high"]) for o in llm[:5])
+        assert int(r["rank"]) == 1 + above
+        assert (r["conversations"], r["opponents"], r["judges"]) == ("10", "4", "2")
+        # every verdict shows a first and the first mostly wins: the audit flags both judges
+        assert (r["preliminary"], r["audit"], r["flagged_judges"]) == ("false", "flagged", "g1;g2")
     assert abs(sum(float(r["elo"]) for r in llm[:5]) / 5 - 1500) < 1e-5
     md = (report / "report.md").read_text()
     headings = ["## LLM judges, all items", "## human raters, all items", "## Agreement"]

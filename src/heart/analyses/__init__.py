@@ -13,7 +13,9 @@ from heart.analyses._boards import (
     BEST_HUMAN,
     SOURCE_TITLES,
     Board,
+    BoardAudit,
     best_human_comparisons,
+    board_audit,
     build_boards,
 )
 from heart.analyses._capability import (
@@ -112,6 +114,7 @@ __all__ = [
     "AxisScores",
     "AxisSummary",
     "Board",
+    "BoardAudit",
     "CapabilityPoint",
     "CapabilityReport",
     "ClassifierF1",
@@ -152,6 +155,7 @@ __all__ = [
     "audit_judges",
     "axis_scores",
     "best_human_comparisons",
+    "board_audit",
     "build_boards",
     "build_leaderboard",
     "capability_report",

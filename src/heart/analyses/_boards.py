@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from heart.analyses._audit import JudgeAudit
 from heart.analyses._comparisons import Comparisons, Source
 from heart.analyses._leaderboard import EvidenceRule, Leaderboard, Standing, build_leaderboard
 from heart.types import SystemKind
@@ -39,6 +40,35 @@ class Board:
     @property
     def key(self) -> str:
         return f"{self.source}-{self.subset}"
+
+
+@dataclass(frozen=True)
+class BoardAudit:
+    """What the judge audit says of a board's judges: passed, flagged unreliable, or not
+    audited (no audit row for them)."""
+
+    passed: tuple[str, ...]
+    flagged: tuple[str, ...]
+    unaudited: tuple[str, ...]
+
+    @property
+    def verdict(self) -> str:
+        """``flagged`` when any judge is, ``passed`` when every judge was audited and passed,
+        else ``not audited``."""
+        if self.flagged:
+            return "flagged"
+        return "not audited" if self.unaudited else "passed"
+
+
+def board_audit(board: Board, audits: list[JudgeAudit]) -> BoardAudit:
+    """The audit's verdict on each judge whose verdicts ``board`` counts."""
+    by_judge = {a.judge: a for a in audits}
+    judges = board.leaderboard.judges
+    return BoardAudit(
+        passed=tuple(j for j in judges if j in by_judge and not by_judge[j].flagged),
+        flagged=tuple(j for j in judges if j in by_judge and by_judge[j].flagged),
+        unaudited=tuple(j for j in judges if j not in by_judge),
+    )
 
 
 def _won(comparisons: Comparisons) -> tuple[Floats, Floats]:

@@ -99,6 +99,7 @@ class Leaderboard:
     differences: list[EloDifference]  # indices in board order
     ablations: list[Ablation]
     rule: EvidenceRule = EvidenceRule()
+    judges: tuple[str, ...] = ()  # every judge and rater whose verdicts the board counts
 
     @property
     def systems(self) -> list[str]:
@@ -361,6 +362,7 @@ def build_leaderboard(
         differences=_differences(elo, boot.elo_rounds, low, high, evidence, measured, order, level),
         ablations=_ablations(comparisons, elo, seed),
         rule=rule,
+        judges=tuple(comparisons.judges),
     )
 
 

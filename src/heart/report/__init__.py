@@ -8,6 +8,7 @@ from heart.report._render import (
     render_html,
     render_markdown,
     terminal_audit,
+    terminal_conclusions,
     terminal_table,
     write_report,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "terminal_audit",
+    "terminal_conclusions",
     "terminal_table",
     "write_report",
 ]

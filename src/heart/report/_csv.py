@@ -15,6 +15,8 @@ from heart.analyses import (
     ClassifierF1,
     JudgeAudit,
     LatencyReport,
+    Standing,
+    board_audit,
 )
 from heart.report._facts import StudyFacts
 from heart.report._latency_csv import TTFT_COLUMNS, latency_files, ttft_cells
@@ -57,30 +59,38 @@ def _share(share: Share | None) -> list[Cell]:
 
 BOARD_HEADER = [
     "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
-    "robust_high", "paper_low", "paper_high", "comparisons", "win_rate",
+    "robust_high", "paper_low", "paper_high", "comparisons", "conversations", "opponents",
+    "judges", "preliminary", "preliminary_reasons", "audit", "flagged_judges", "win_rate",
     *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
 ]  # fmt: skip
 
 
-def board_rows(board: Board, latency: LatencyReport | None = None) -> list[list[Cell]]:
-    """The board: one row per system, the best human last (rank †); TTFT columns from
+def board_rows(
+    board: Board, audits: list[JudgeAudit], latency: LatencyReport | None = None
+) -> list[list[Cell]]:
+    """The board: one row per system, the best human last (rank †); rank empty where the system
+    has no interval; the audit's verdict on the board's judges on every row; TTFT columns from
     ``latency``."""
-    ranked = [(str(r), s) for r, s in enumerate(board.leaderboard.standings, 1)]
+    ranked: list[tuple[Cell, Standing]] = [
+        (s.rank if s.ranked else None, s) for s in board.leaderboard.standings
+    ]
     if board.best_human is not None:
         ranked.append(("†", board.best_human))
+    audit = board_audit(board, audits)
     return [
         [
             board.key, rank, s.system, s.kind, s.family, s.elo, s.low, s.high, s.robust_low,
-            s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.win_rate,
-            *(s.axis_win_rates[a] for a in AXES), *(s.axis_elo[a] for a in AXES),
-            *ttft_cells(latency, s.system),
+            s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.conversations,
+            s.opponents, s.judges, bool(s.preliminary), "; ".join(s.preliminary), audit.verdict,
+            ";".join(audit.flagged), s.win_rate, *(s.axis_win_rates[a] for a in AXES),
+            *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system),
         ]
         for rank, s in ranked
     ]  # fmt: skip
 
 
 DIFFERENCE_HEADER = [
-    "board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant"
+    "board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant", "clear"
 ]  # fmt: skip
 
 
@@ -88,7 +98,7 @@ def difference_rows(board: Board) -> list[list[Cell]]:
     names = board.leaderboard.systems
     return [
         [board.key, names[d.i], names[d.j], d.difference, d.low, d.high, d.p_value, d.p_adjusted,
-         d.significant]
+         d.significant, d.clear]
         for d in board.leaderboard.differences
     ]  # fmt: skip
 
@@ -392,7 +402,7 @@ def csv_files(facts: StudyFacts) -> dict[str, str]:
 
     boards, differences = [], []
     for board in facts.boards:
-        boards += board_rows(board, facts.latency)
+        boards += board_rows(board, facts.audit, facts.latency)
         differences += difference_rows(board)
     return {
         "leaderboard.csv": _csv(BOARD_HEADER, boards),

@@ -11,6 +11,7 @@ from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
 from heart.garbage import fewer_collections
+from heart.report._conclusions import board_conclusions, report_conclusions
 from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
@@ -151,6 +152,9 @@ def render_markdown(facts: StudyFacts) -> str:
     warning = board_warning(facts)
     if warning:
         out += [f"**{warning}**", ""]
+    conclusions = report_conclusions(facts.boards, facts.audit)
+    if conclusions:
+        out += ["## What can be concluded", "", *(f"- {line}" for line in conclusions), ""]
     if not facts.boards:
         out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
     for board in facts.boards:
@@ -273,6 +277,11 @@ def render_html(facts: StudyFacts) -> str:
     warning = board_warning(facts)
     if warning:
         parts.append(f"<p class='flag' id='warning'>{e(warning)}</p>")
+    conclusions = report_conclusions(facts.boards, facts.audit)
+    if conclusions:
+        parts.append("<section id='conclusions'><h2>What can be concluded</h2><ul>")
+        parts += [f"<li>{e(line)}</li>" for line in conclusions]
+        parts.append("</ul></section>")
     if not facts.boards:
         parts.append("<p>No valid judgments yet: run <code>heart run</code>.</p>")
     for n, board in enumerate(facts.boards):
@@ -368,14 +377,24 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
         table.caption = "No valid judgments yet: run `heart run`."
         return table
     for row in board_table(board).rows:
-        rank, system, _family, elo, ci, _robust, _paper, n, win, *axes = row
-        table.add_row(rank, system, elo, ci, n, win, *axes)
+        rank, system, _family, elo, ci, _robust, _paper, n, _c, _o, _j, win, *axes, evidence = row
+        mark = " *" if evidence != "firm" and rank != "†" else ""
+        table.add_row(rank, system + mark, elo, ci, n, win, *axes)
     lb = board.leaderboard
     table.caption = (
-        f"CI: {lb.rounds} bootstrap rounds over conversations; win and H-T: share of "
-        "comparisons won" + ("; † selection-biased, not ranked" if board.best_human else "")
+        f"CI: {lb.rounds} bootstrap rounds over conversations; #: shared by systems whose "
+        "intervals overlap, – without an interval; win and H-T: share of comparisons won"
+        + ("; * preliminary" if lb.preliminary else "")
+        + ("; † selection-biased, not ranked" if board.best_human else "")
     )
     return table
+
+
+def terminal_conclusions(facts: StudyFacts, board: Board | None = None) -> list[str]:
+    """What the terminal prints under a board: its evidence, audit, clear pairs and
+    preliminary systems."""
+    board = board or facts.main
+    return board_conclusions(board, facts.audit) if board is not None else []
 
 
 def terminal_audit(audits: list[JudgeAudit]) -> RichTable:

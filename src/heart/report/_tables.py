@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from heart.analyses import (
     BEST_HUMAN,
     CLEAR_CONSENSUS,
+    INTERVAL_CONVERSATIONS,
     MIN_SEPARATION,
     MIN_SPEARMAN,
     SOURCE_TITLES,
@@ -65,19 +66,28 @@ def _level(board: Board) -> str:
     return f"{100 * board.leaderboard.level:.0f}%"
 
 
+def rank_cell(s: Standing) -> str:
+    """A standing's rank, shared by the systems it cannot be told apart from; "–" unranked."""
+    return str(s.rank) if s.ranked else "–"
+
+
+def evidence_cell(s: Standing) -> str:
+    return "preliminary: " + "; ".join(s.preliminary) if s.preliminary else "firm"
+
+
 def board_table(board: Board) -> Table:
-    """The leaderboard in the style of the paper's Figure 4, with all three intervals."""
+    """The leaderboard in the style of the paper's Figure 4, with all three intervals, the
+    evidence behind each system and ranks that admit ties."""
     lv = _level(board)
+    lb = board.leaderboard
     header = [
         "#", "system", "family", "Elo", f"{lv} CI (conversation bootstrap)",
-        f"{lv} CI (cluster-robust)", f"{lv} CI (paper, SE=√(1/n))", "comparisons", "win rate",
-        *AXES,
+        f"{lv} CI (cluster-robust)", f"{lv} CI (paper, SE=√(1/n))", "comparisons",
+        "conversations", "opponents", "judges", "win rate", *AXES, "evidence",
     ]  # fmt: skip
     rows: list[list[str]] = []
     colours: list[list[str | None]] = []
-    standings = board.leaderboard.standings
-    elos = [s.elo for s in standings]
-    low, high = min(elos), max(elos)
+    worst = max((s.rank for s in lb.standings), default=1)
 
     def add(rank: str, s: Standing) -> None:
         rates = [s.win_rate, *(s.axis_win_rates[a] for a in AXES)]
@@ -85,26 +95,31 @@ def board_table(board: Board) -> Table:
             [
                 rank, s.system, s.family, f"{s.elo:.0f}", _interval(s.low, s.high),
                 _interval(s.robust_low, s.robust_high), _interval(s.paper_low, s.paper_high),
-                str(s.comparisons), pct(s.win_rate),
-                *(axis_cell(r, pct(r)) for r in rates[1:]),
+                str(s.comparisons), str(s.conversations), str(s.opponents), str(s.judges),
+                pct(s.win_rate), *(axis_cell(r, pct(r)) for r in rates[1:]), evidence_cell(s),
             ]
         )  # fmt: skip
+        rank_colour = band_colour(-s.rank, -worst, -1.0) if s.ranked and worst > 1 else None
         colours.append(
-            [None] * 3
-            + [band_colour(s.elo, low, high)]
-            + [None] * 4
-            + [band_colour(r, 0.0, 1.0) for r in rates]
+            [None] * 3 + [rank_colour] + [None] * 7 + [band_colour(r, 0.0, 1.0) for r in rates]
         )
 
-    for rank, s in enumerate(standings, 1):
-        add(str(rank), s)
+    for s in lb.standings:
+        add(rank_cell(s), s)
+    rule = lb.rule
     note = (
-        f"{board.leaderboard.comparisons} comparisons over {board.leaderboard.conversations} "
-        "conversations. Elo from a strength-weighted Bradley–Terry fit (mean 1500); the default "
-        f"interval resamples conversations ({board.leaderboard.rounds} rounds); the cluster-"
-        "robust one is the sandwich formula with conversations as clusters; the paper's treats "
-        "every comparison as independent. Win rates: share of comparisons won, ties half; per "
-        f"axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
+        f"{lb.comparisons} comparisons over {lb.conversations} conversations from "
+        f"{len(lb.judges)} judges. Elo from a strength-weighted Bradley–Terry fit (mean 1500 over "
+        "the systems with an interval); the default interval resamples conversations "
+        f"({lb.rounds} rounds); the cluster-robust one is the sandwich formula with conversations "
+        "as clusters; both are widened for a system's number of conversations (Student's t "
+        "with one fewer degrees of freedom than conversations). The paper's treats every "
+        "comparison as independent. Rank: 1 + the systems whose interval lies wholly above, "
+        "so systems that cannot be told apart share a rank, and the Elo colour follows the rank; "
+        f"'–': no interval (fewer than {INTERVAL_CONVERSATIONS} conversations), so no rank. "
+        f"Preliminary: fewer than {rule.conversations} conversations or {rule.comparisons} "
+        "comparisons, or every verdict from one rater. Win rates: share of comparisons won, "
+        f"ties half; per axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
     )
     if board.best_human is not None:
         add("†", board.best_human)
@@ -112,10 +127,10 @@ def board_table(board: Board) -> Table:
             f" † {BEST_HUMAN}: per context the human reply that won most, from a separate fit; "
             "biased upwards by that selection, so it is not ranked."
         )
-    if board.leaderboard.separated or board.leaderboard.separated_rounds:
+    if lb.separated or lb.separated_rounds:
         note += (
             " Some system won or lost all its comparisons in the data or in "
-            f"{board.leaderboard.separated_rounds} bootstrap rounds (perfect separation); those "
+            f"{lb.separated_rounds} bootstrap rounds (perfect separation); those "
             "fits used a weak ridge penalty so the ratings stay finite."
         )
     return Table(f"Leaderboard: {board.title}", header, rows, note, f"board-{board.key}", colours)
@@ -159,28 +174,35 @@ def head_to_head_table(board: Board) -> Table:
 
 
 def differences_table(board: Board) -> Table:
-    """Pairwise Elo differences with bootstrap intervals and Benjamini–Hochberg p-values."""
+    """Pairwise Elo differences with bootstrap intervals, Benjamini–Hochberg p-values and
+    whether the pair is clear (the two systems' intervals lie apart)."""
     lb = board.leaderboard
     names = lb.systems
-    diffs = sorted(lb.differences, key=lambda d: (not d.significant, d.p_adjusted, d.i, d.j))
-    shown = diffs if len(diffs) <= MAX_DIFFERENCE_ROWS else [d for d in diffs if d.significant]
+    diffs = sorted(
+        lb.differences, key=lambda d: (not d.clear, not d.significant, d.p_adjusted, d.i, d.j)
+    )
+    shown = diffs if len(diffs) <= MAX_DIFFERENCE_ROWS else [d for d in diffs if d.clear]
     rows = [
         [
             names[d.i], names[d.j], f"{d.difference:+.0f}", _interval(d.low, d.high),
             _num(d.p_value, 3), _num(d.p_adjusted, 3), "yes" if d.significant else "no",
+            "yes" if d.clear else "no",
         ]
         for d in shown
     ]  # fmt: skip
     note = (
         f"{len(diffs)} pairs; intervals and two-sided p-values from the conversation bootstrap, "
+        "the intervals widened for the fewer conversations of the two systems, the p-values "
         "adjusted by Benjamini–Hochberg across all pairs of this board (significant: adjusted "
-        "p < 0.05)."
+        "p < 0.05). Clear: the two systems' own intervals lie apart, the rule the ranks follow, "
+        "and neither system's verdicts all come from one rater. A system without an interval is "
+        "in no significant or clear pair."
     )
     if len(shown) < len(diffs):
-        note += " Only the significant differences are listed; differences.csv has them all."
+        note += " Only the clear pairs are listed; differences.csv has them all."
     return Table(
         f"Differences between systems: {board.title}",
-        ["system", "vs", "Δ Elo", f"{_level(board)} CI", "p", "p (BH)", "significant"],
+        ["system", "vs", "Δ Elo", f"{_level(board)} CI", "p", "p (BH)", "significant", "clear"],
         rows,
         note,
         f"differences-{board.key}",
