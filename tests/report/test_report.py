@@ -86,6 +86,15 @@ def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
 def test_leaderboard_command_prints_each_board(study: Path) -> None:
     out = heart("leaderboard", "--study", study, "--judges", "human").stdout
     assert "human raters, all items" in out and "Best human" in out
+    main = heart("leaderboard", "--study", study)  # exit 0, and the warnings under the board
+    said = " ".join(main.stdout.split())
+    assert main.returncode == 0
+    assert "LLM judges, all items: 200 verdicts over 10 conversations from 2 judges." in said
+    assert (
+        "The judge audit flags every judge on this board (g1, g2) as unreliable: read it as a "
+        "test of the pipeline, not as a ranking." in said
+    )
+    assert "Cannot be told apart (a shared rank): rank 1: m1, human." in said
     bad = heart("leaderboard", "--study", study, "--subset", "adversarial", check=False)
     assert bad.returncode == 2 and "has no board" in bad.stdout
 
