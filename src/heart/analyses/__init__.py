@@ -73,8 +73,8 @@ from heart.analyses._rationales import (
 from heart.analyses._strategies import (
     ALL_ITEMS,
     ESCONV_MAPPING,
-    ESCONV_UNCLEAR,
     ESCONV_UNMAPPED,
+    ESCONV_UNSCORABLE,
     MIN_MACRO_F1,
     MIN_REPLIES,
     ClassifierF1,
@@ -82,7 +82,10 @@ from heart.analyses._strategies import (
     StrategyUse,
     UsageGap,
     analyse_strategies,
+    esconv_labels,
     esconv_reference,
+    esconv_scored,
+    esconv_unscorable,
 )
 from heart.analyses._subsets import SubsetComparison, SubsetShift, compare_subsets
 
@@ -91,8 +94,8 @@ __all__ = [
     "BEST_HUMAN",
     "CLEAR_CONSENSUS",
     "ESCONV_MAPPING",
-    "ESCONV_UNCLEAR",
     "ESCONV_UNMAPPED",
+    "ESCONV_UNSCORABLE",
     "FACTOR_ROUGH_BELOW",
     "MIN_CORRELATION_SYSTEMS",
     "MIN_FACTOR_COMPLETIONS",
@@ -153,7 +156,10 @@ __all__ = [
     "capability_report",
     "compare_subsets",
     "ensemble_majority",
+    "esconv_labels",
     "esconv_reference",
+    "esconv_scored",
+    "esconv_unscorable",
     "factor_structure",
     "human_consensus",
     "human_llm_agreement",
