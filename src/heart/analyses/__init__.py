@@ -14,6 +14,8 @@ from heart.analyses._boards import (
     SOURCE_TITLES,
     Board,
     best_human_comparisons,
+    board_key,
+    board_title,
     build_boards,
 )
 from heart.analyses._capability import (
@@ -151,6 +153,8 @@ __all__ = [
     "audit_judges",
     "axis_scores",
     "best_human_comparisons",
+    "board_key",
+    "board_title",
     "build_boards",
     "build_leaderboard",
     "capability_report",

@@ -206,6 +206,6 @@ def _latency_and_capability(
     if index is None:
         return latency, None
     standings = board.leaderboard.standings if board is not None else []
-    title = board.title if board is not None else ""
-    capability = capability_report(standings, index, title, rounds=rounds, seed=seed, level=level)
+    key = board.key if board is not None else ""
+    capability = capability_report(standings, index, key, rounds=rounds, seed=seed, level=level)
     return latency, capability
