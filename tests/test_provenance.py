@@ -123,7 +123,7 @@ def _reply(body: dict[str, Any]) -> str:
     return "That sounds really hard; I am here with you."
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server() -> Iterator[FaultServer]:
     with FaultServer(reply_fn=_reply, key_includes_model=True) as fault_server:
         yield fault_server
@@ -158,10 +158,12 @@ def _write(root: Path, server: FaultServer) -> None:
     )  # fmt: skip
 
 
-@pytest.fixture
-def judged(tmp_path: Path, server: FaultServer) -> Path:
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory, server: FaultServer) -> Path:
     """A demo-corpus study of 3 items, two models and the ESConv original, one LLM judge, all
-    on the local server; generated, judged and reported through the real `heart`."""
+    on the local server; generated, judged and reported through the real `heart` (the tests
+    only read it)."""
+    tmp_path = tmp_path_factory.mktemp("provenance")
     root = tmp_path / "study"
     run_heart("init", root, "--demo")
     set_items(root, ITEMS)
