@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import filecmp
+import json
 from pathlib import Path
 
 import pytest
@@ -112,8 +113,28 @@ def test_export_import_export_is_identical(demo: tuple[Path, str], tmp_path: Pat
     names = sorted(p.name for p in first.iterdir())
     assert names == sorted(p.name for p in second.iterdir())
     assert "manifest.json" in names and "judgments.jsonl" in names
-    match, mismatch, errors = filecmp.cmpfiles(first, second, names, shallow=False)
-    assert mismatch == [] and errors == [] and sorted(match) == names
+    data = [n for n in names if n not in ("manifest.json", "provenance.json")]
+    match, mismatch, errors = filecmp.cmpfiles(first, second, data, shallow=False)
+    assert mismatch == [] and errors == [] and sorted(match) == data
+    # the provenance differs only in when it was written and in naming the bundle imported
+    origin = json.loads((first / "provenance.json").read_text(encoding="utf-8"))
+    carried = json.loads((second / "provenance.json").read_text(encoding="utf-8"))
+    assert origin["imported"] == [] and carried["imported"] == [origin]
+    skip = ("written_at", "imported", "stages")
+    assert {k: v for k, v in carried.items() if k not in skip} == {
+        k: v for k, v in origin.items() if k not in skip
+    }
+    # a bundle carries the answers with their tokens, but not the call cache the adversarial
+    # stage's tokens are read from
+    stages = [{s["stage"]: s for s in p["stages"]} for p in (origin, carried)]
+    adversarial = stages[1].pop("adversarial")
+    assert (adversarial["calls"], adversarial["tokens_in"]) == (0, 0)
+    del stages[0]["adversarial"]
+    assert stages[0] == stages[1]
+    manifests = [json.loads((b / "manifest.json").read_text()) for b in (first, second)]
+    for manifest in manifests:
+        del manifest["files"]["provenance.json"]
+    assert manifests[0] == manifests[1]
     # importing the same bundle again adds nothing and changes nothing
     out = heart("import", first, "--study", fresh).stdout
     assert "nothing new" in out

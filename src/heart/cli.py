@@ -58,6 +58,30 @@ StudyOption = Annotated[
 ]
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from heart.provenance import version_line
+
+        console.print(version_line(), highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print heart's version (and its git commit when run from a checkout), and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Run the HEART benchmark: build items from ESConv, generate completions, judge pairs, and
+    rank systems with honest intervals. Every command works on a study folder (--study)."""
+
+
 @contextmanager
 def _study(root: Path) -> Iterator[Study]:
     from heart.study import open_study
@@ -522,7 +546,7 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write the report (HTML, Markdown, CSV) into the study's report/ folder."""
+    """Write the report (HTML, Markdown, CSV, provenance.json) into the study's report/ folder."""
     from heart import pipeline
 
     with _study(study) as s:
@@ -558,7 +582,9 @@ def export(
     out: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
     study: StudyOption = Path("."),
 ) -> None:
-    """Write the study as a bundle: JSON Lines per table, the study file, a sha256 manifest.
+    """Write the study as a bundle: JSON Lines per table, the study file, its provenance
+    (provenance.json: heart's version and commit, prompts, models and endpoints, tokens and cost
+    per stage; never a key), a sha256 manifest.
 
     People appear by pseudonymous ids only (raters with their exclusion reason); invite-token
     hashes and entry metadata stay in the study."""
@@ -580,7 +606,8 @@ def import_(
 ) -> None:
     """Import a bundle (or completions/judgments from a file) into the study, all or nothing.
 
-    Importing a bundle into a folder without a study.yaml creates the study from the bundle.
+    Importing a bundle into a folder without a study.yaml creates the study from the bundle. The
+    bundle's provenance is kept beside the study's own, never in its place.
     """
     from heart.pipeline import import_into
 

@@ -26,6 +26,7 @@ from heart.items import Selection, count_items, count_rewrites
 from heart.items.adversarial import AdversarialSummary, plan_adversarial
 from heart.items.adversarial import build_adversarial as _build_adversarial
 from heart.judging import JudgingPlan, JudgingSummary, build_pairs, judge_pairs, plan_judging
+from heart.provenance import study_provenance
 from heart.rationales.code import RationaleCodingSummary
 from heart.rationales.code import code_rationales as _code_rationales
 from heart.rationales.llm_coder import plan_llm_coding
@@ -264,8 +265,9 @@ def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
 
 
 def export(study: Study, out: Path) -> dict[str, int]:
-    """Write the study as a bundle into ``out``; returns the rows written per table."""
-    manifest = export_bundle(study.store, study.root, out)
+    """Write the study as a bundle into ``out``, with its provenance; returns the rows written per
+    table."""
+    manifest = export_bundle(study.store, study.root, out, study_provenance(study))
     return {k: v["rows"] for k, v in manifest["files"].items() if v["rows"] is not None}
 
 

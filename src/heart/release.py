@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import UniqueConstraint, inspect, select
 from sqlalchemy.orm import Session
 
-from heart.config import STUDY_FILE
-from heart.errors import ImportRefused
+from heart.config import STUDY_FILE, StudyConfig, parse_study
+from heart.errors import ConfigError, ImportRefused
 from heart.ids import (
     Presentation,
     completion_id,
@@ -27,6 +27,13 @@ from heart.ids import (
     seeded_order,
 )
 from heart.import_checks import STRENGTHS, check_row, describe, text_problem
+from heart.provenance import (
+    PROVENANCE_FILE,
+    Provenance,
+    build_provenance,
+    parse_provenance,
+    record_imported,
+)
 from heart.store import (
     Base,
     ClassificationRow,
@@ -52,8 +59,8 @@ from heart.types import JudgeSource, Order, Shown, Status, sha256_hex
 from heart.utf8 import NotUtf8, decode_utf8
 
 BUNDLE_FORMAT = "heart-bundle"
-BUNDLE_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1 had no raters, labels, rewrites or codes
+BUNDLE_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
 MANIFEST = "manifest.json"
 
 # Export order is dependency order, so an import can insert file by file.
@@ -120,17 +127,30 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def export_bundle(store: Store, study_root: Path, out: Path) -> dict[str, Any]:
-    """Write every table as sorted JSON Lines plus the study file and a sha256 manifest.
+def export_bundle(
+    store: Store, study_root: Path, out: Path, provenance: Provenance | None = None
+) -> dict[str, Any]:
+    """Write every table as sorted JSON Lines plus the study file, its provenance
+    (``provenance``, else built now from the study file and the store) and a sha256 manifest.
 
     Contributors and raters appear only by their pseudonymous ids (raters with their exclusion
     reason); invite-token hashes and entry metadata stay home.
     """
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, dict[str, Any]] = {}
-    config_text = (study_root / STUDY_FILE).read_text(encoding="utf-8")
+    study_file = study_root / STUDY_FILE
+    config_text = study_file.read_text(encoding="utf-8")
     (out / STUDY_FILE).write_text(config_text, encoding="utf-8")
     files[STUDY_FILE] = {"sha256": sha256_hex(config_text), "rows": None}
+    if provenance is None:
+        try:
+            config: StudyConfig | None = parse_study(config_text, str(study_file))
+        except ConfigError:  # a file no study opens with: the bundle still says what it can
+            config = None
+        provenance = build_provenance(store, study_file, config)
+    provenance_text = provenance.to_json()
+    (out / PROVENANCE_FILE).write_text(provenance_text, encoding="utf-8")
+    files[PROVENANCE_FILE] = {"sha256": sha256_hex(provenance_text), "rows": None}
     with store.session() as session:
         for name, model in TABLES:
             keys = [getattr(model, k) for k in _key_columns(model)]
@@ -274,7 +294,7 @@ def _read_manifest(bundle: Path) -> dict[str, str]:
             f"{path}: 'files' must list the bundle's files (study.yaml among them) with their "
             "sha256; export the bundle again"
         )
-    known = {STUDY_FILE, *dict(TABLES)}
+    known = {STUDY_FILE, PROVENANCE_FILE, *dict(TABLES)}
     hashes: dict[str, str] = {}
     for name, entry in files.items():
         if name not in known:
@@ -291,8 +311,8 @@ def _read_manifest(bundle: Path) -> dict[str, str]:
     return hashes
 
 
-def read_bundle(bundle: Path) -> tuple[str, dict[str, list[Row]]]:
-    """The study file text and every table's rows, after checking the manifest's hashes."""
+def _bundle_files(bundle: Path) -> dict[str, str]:
+    """The text of every file the manifest lists, after checking each one's sha256."""
     texts: dict[str, str] = {}
     for name, digest in _read_manifest(bundle).items():
         path = bundle / name
@@ -302,8 +322,17 @@ def read_bundle(bundle: Path) -> tuple[str, dict[str, list[Row]]]:
         if hashlib.sha256(data).hexdigest() != digest:
             raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
         texts[name] = _decode(path, data)
-    tables = {name: _parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
-    return texts[STUDY_FILE], tables
+    return texts
+
+
+def _bundle_tables(bundle: Path, texts: dict[str, str]) -> dict[str, list[Row]]:
+    return {name: _parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+
+
+def read_bundle(bundle: Path) -> tuple[str, dict[str, list[Row]]]:
+    """The study file text and every table's rows, after checking the manifest's hashes."""
+    texts = _bundle_files(bundle)
+    return texts[STUDY_FILE], _bundle_tables(bundle, texts)
 
 
 def _fill_defaults(model: type[Base], record: dict[str, Any]) -> None:
@@ -473,13 +502,28 @@ def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) ->
 
 
 def import_bundle(store: Store, bundle: Path) -> ImportSummary:
-    """Import a bundle into ``store`` in one transaction: all rows or none."""
-    _, tables = read_bundle(bundle)
+    """Import a bundle into ``store`` in one transaction: all rows or none. When it adds any, the
+    provenance of the study it came from is kept beside the importing study's own
+    (``provenance.json`` in the summary), never in its place."""
+    texts = _bundle_files(bundle)
+    tables = _bundle_tables(bundle, texts)
+    provenance = None
+    if PROVENANCE_FILE in texts:
+        provenance = parse_provenance(texts[PROVENANCE_FILE], str(bundle / PROVENANCE_FILE))
     for name, model in TABLES:
         if name in tables:
             _check_rows(bundle / name, model, tables[name])
     with store.session() as session:
-        return _insert_all(session, tables, lambda name, number: f"{bundle / name} line {number}")
+        summary = _insert_all(
+            session, tables, lambda name, number: f"{bundle / name} line {number}"
+        )
+        if provenance is not None and summary.added:  # a bundle that added nothing made nothing
+            added, unchanged = record_imported(session, provenance)
+            if added:
+                summary.added[PROVENANCE_FILE] = added
+            if unchanged:
+                summary.unchanged[PROVENANCE_FILE] = unchanged
+        return summary
 
 
 def _read_table_file(path: Path) -> list[Row]:

@@ -37,7 +37,7 @@ def test_the_papers_table_gives_r_070_and_gaps_at_equal_index_values() -> None:
         _standing(m, e, w / 100) for m, e, w in zip(PAPER_MODELS, PAPER_ELO, PAPER_WIN, strict=True)
     ]
     index = _index(dict(zip(PAPER_MODELS, map(float, PAPER_INDEX), strict=True)))
-    report = capability_report(standings, index, "LLM judges, all items", rounds=500, seed=1)
+    report = capability_report(standings, index, "llm-all", rounds=500, seed=1)
     assert report.elo_pearson is not None and round(report.elo_pearson.estimate, 2) == 0.70
     assert report.elo_pearson.estimate == pytest.approx(
         stats.pearsonr(PAPER_INDEX, PAPER_ELO).statistic, abs=1e-12
@@ -67,7 +67,7 @@ def test_residuals_are_ranked_as_worked_out_by_hand() -> None:
     standings = [_standing(s, 1350 + 50 * values[s] + deviations[s]) for s in "abcde"]
     standings.append(_standing("human", 1500.0, kind="human"))  # ranked, not in the index
     index = _index({**values, "retired": 9.0})  # in the index, not on this board
-    report = capability_report(standings, index, "LLM judges, all items", rounds=200)
+    report = capability_report(standings, index, "llm-all", rounds=200)
     assert (report.slope, report.intercept) == pytest.approx((50.0, 1350.0))
     assert [p.system for p in report.points] == ["d", "a", "c", "e", "b"]
     assert [p.residual for p in report.points] == pytest.approx([40.0, 20.0, 0.0, -20.0, -40.0])

@@ -62,7 +62,7 @@ def test_elo_against_median_ttft_on_the_main_board(store: Store) -> None:
     assert [p.system for p in report.realtime] == ["m1", "m2"]  # under 500 ms
     assert report.realtime_ms == REALTIME_MS == 500.0
     assert report.models_ranked == 5  # m1-m4 and slow; idle has no replies to rank
-    assert report.board == "LLM judges, all items"
+    assert report.board == "llm-all"
 
 
 def test_without_a_board_or_with_too_few_timed_systems_there_is_no_rho(store: Store) -> None:

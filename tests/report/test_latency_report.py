@@ -84,6 +84,31 @@ def test_the_section_and_the_board_column_in_html_and_markdown(
                board.splitlines())  # fmt: skip
 
 
+def test_every_csv_names_a_board_by_its_key_so_scripts_can_join_them(
+    written: tuple[Study, pipeline.ReportSummary],
+) -> None:
+    study, summary = written
+    report = study.report_dir
+    latency, capability = summary.facts.latency, summary.facts.capability
+    assert latency is not None and capability is not None
+    assert latency.board == capability.board == "llm-all"  # the API names it the same way
+    ranked = {(r["board"], r["system"]): r for r in _rows(report / "leaderboard.csv")}
+    keys = {b.key for b in summary.facts.boards}
+    assert {board for board, _ in ranked} == keys == {"llm-all"}
+    timed = [r for r in _rows(report / "latency.csv") if r["board"]]
+    assert len(timed) == len(latency.points) == 4
+    for r in timed:  # each joins its leaderboard row
+        assert float(r["elo"]) == float(ranked[r["board"], r["system"]]["elo"])
+    fitted = _rows(report / "capability.csv")
+    assert len(fitted) == 5
+    for r in fitted:
+        row = ranked[r["board"], r["system"]]
+        assert (float(r["elo"]), float(r["win_rate"])) == (float(row["elo"]),
+                                                           float(row["win_rate"]))  # fmt: skip
+    assert {r["board"] for r in _rows(report / "latency_capability.csv")} == keys
+    assert {r["board"] for r in _rows(report / "differences.csv")} == keys
+
+
 def test_the_csvs_hold_the_section_at_full_precision(
     written: tuple[Study, pipeline.ReportSummary],
 ) -> None:

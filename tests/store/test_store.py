@@ -27,6 +27,7 @@ from heart.store._db import MIGRATIONS
 from ..rows import seed_study
 
 TABLES = {
+    "bundle_provenance",
     "calls",
     "rewrites",
     "strategy_classifications",
@@ -57,7 +58,7 @@ def _seed(store: Store) -> None:
 def test_migrates_to_every_table(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) >= TABLES
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0008"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0009"
 
 
 def test_migrations_build_exactly_the_tables_the_code_declares(store: Store) -> None:

@@ -16,6 +16,8 @@ from heart.analyses._boards import (
     BoardAudit,
     best_human_comparisons,
     board_audit,
+    board_key,
+    board_title,
     build_boards,
 )
 from heart.analyses._capability import (
@@ -77,8 +79,8 @@ from heart.analyses._rationales import (
 from heart.analyses._strategies import (
     ALL_ITEMS,
     ESCONV_MAPPING,
-    ESCONV_UNCLEAR,
     ESCONV_UNMAPPED,
+    ESCONV_UNSCORABLE,
     MIN_MACRO_F1,
     MIN_REPLIES,
     ClassifierF1,
@@ -86,7 +88,10 @@ from heart.analyses._strategies import (
     StrategyUse,
     UsageGap,
     analyse_strategies,
+    esconv_labels,
     esconv_reference,
+    esconv_scored,
+    esconv_unscorable,
 )
 from heart.analyses._subsets import SubsetComparison, SubsetShift, compare_subsets
 
@@ -95,8 +100,8 @@ __all__ = [
     "BEST_HUMAN",
     "CLEAR_CONSENSUS",
     "ESCONV_MAPPING",
-    "ESCONV_UNCLEAR",
     "ESCONV_UNMAPPED",
+    "ESCONV_UNSCORABLE",
     "FACTOR_ROUGH_BELOW",
     "INTERVAL_CONVERSATIONS",
     "MIN_CORRELATION_SYSTEMS",
@@ -156,12 +161,17 @@ __all__ = [
     "axis_scores",
     "best_human_comparisons",
     "board_audit",
+    "board_key",
+    "board_title",
     "build_boards",
     "build_leaderboard",
     "capability_report",
     "compare_subsets",
     "ensemble_majority",
+    "esconv_labels",
     "esconv_reference",
+    "esconv_scored",
+    "esconv_unscorable",
     "factor_structure",
     "human_consensus",
     "human_llm_agreement",

@@ -15,7 +15,22 @@ from heart.types import SystemKind
 
 Floats = npt.NDArray[np.float64]
 BEST_HUMAN = "Best human"
-SOURCE_TITLES: dict[Source, str] = {"llm": "LLM judges", "human": "human raters", "all": "combined"}
+SOURCE_TITLES: dict[str, str] = {"llm": "LLM judges", "human": "human raters", "all": "combined"}
+
+
+def board_key(source: Source, subset: str) -> str:
+    """The one name of a board in every CSV and in the API: ``llm-all``, ``human-regular``..."""
+    return f"{source}-{subset}"
+
+
+def board_title(key: str | None) -> str:
+    """The readable title of the board ``key`` names: ``llm-all`` → "LLM judges, all items"
+    (empty without a key)."""
+    if not key:
+        return ""
+    source, _, subset = key.partition("-")
+    items = "all items" if subset == "all" else f"{subset} items"
+    return f"{SOURCE_TITLES.get(source, source)}, {items}"
 
 
 @dataclass(frozen=True)
@@ -33,13 +48,14 @@ class Board:
     best_human: Standing | None = None
 
     @property
-    def title(self) -> str:
-        items = "all items" if self.subset == "all" else f"{self.subset} items"
-        return f"{SOURCE_TITLES[self.source]}, {items}"
+    def key(self) -> str:
+        """The board's one name in every CSV and in the API (``llm-all``, ``human-regular``)."""
+        return board_key(self.source, self.subset)
 
     @property
-    def key(self) -> str:
-        return f"{self.source}-{self.subset}"
+    def title(self) -> str:
+        """For readers only ("LLM judges, all items"); scripts use ``key``."""
+        return board_title(self.key)
 
 
 @dataclass(frozen=True)

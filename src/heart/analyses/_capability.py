@@ -52,7 +52,8 @@ class EqualIndex:
 class CapabilityReport:
     """The board's systems with an index value (largest residual first), the correlations of
     the index with Elo and with the win rate (None below MIN_CORRELATION_SYSTEMS systems), the
-    line of Elo on the index, and what could not be matched either way."""
+    line of Elo on the index, and what could not be matched either way. ``board`` is the board's
+    key (``llm-all``), empty without a board."""
 
     path: str
     board: str
@@ -100,10 +101,10 @@ def capability_report(
     seed: int = 0,
     level: float = 0.95,
 ) -> CapabilityReport:
-    """Match the ranked ``standings`` of ``board`` to the index; from MIN_CORRELATION_SYSTEMS
-    matches, Pearson's r (Fisher z interval) and Spearman's ρ (interval from resampling systems)
-    of the index with Elo and with the win rate; from two, the least-squares line of Elo on the
-    index and every system's residual."""
+    """Match the ranked ``standings`` of ``board`` (its key) to the index; from
+    MIN_CORRELATION_SYSTEMS matches, Pearson's r (Fisher z interval) and Spearman's ρ (interval
+    from resampling systems) of the index with Elo and with the win rate; from two, the
+    least-squares line of Elo on the index and every system's residual."""
     ranked = {s.system for s in standings}
     matched = [s for s in standings if s.system in index.values]
     x = np.asarray([index.values[s.system] for s in matched])

@@ -68,7 +68,8 @@ class LatencyPoint:
 class LatencyReport:
     """Every system's timings, and the systems of ``board`` that have them, set against their
     Elo: the mean Elo of those systems, and Spearman's ρ of Elo with median TTFT (None below
-    MIN_CORRELATION_SYSTEMS systems)."""
+    MIN_CORRELATION_SYSTEMS systems). ``board`` is the board's key (``llm-all``), None without
+    a board."""
 
     systems: list[SystemLatency]
     board: str | None
@@ -163,7 +164,7 @@ def latency_report(
     )
     return LatencyReport(
         systems=systems,
-        board=board.title if board is not None else None,
+        board=board.key if board is not None else None,
         points=points,
         mean_elo=float(elo.mean()) if points else math.nan,
         spearman=spearman,

@@ -14,7 +14,7 @@ family's repertoire, so they appear per system only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,25 +42,68 @@ MIN_MACRO_F1 = 0.5  # macro F1 below which the classifier is unreliable
 HUMAN = "human"  # the family every system of kind human is pooled into
 ALL_ITEMS = "all"
 
-ESCONV_MAPPING: dict[str, str] = {
-    "Question": "Clarification",
-    "Restatement or Paraphrasing": "Reflective Statements",
-    "Affirmation and Reassurance": "Affirmation",
-    "Providing Suggestions": "Suggest Options",
-    "Information": "Share Information",
-}
-"""ESConv strategies whose meaning one strategy of the taxonomy clearly covers."""
+ESCONV_MAPPING: dict[str, tuple[str, ...]] = {
+    "Question": ("Clarification",),
+    "Restatement or Paraphrasing": ("Reflective Statements",),
+    "Reflection of feelings": ("Emotional Validation", "Reflective Statements"),
+    "Self-disclosure": ("Normalize Experiences",),
+    "Affirmation and Reassurance": ("Affirmation", "Offer Hope"),
+    "Providing Suggestions": (
+        "Suggest Options", "Promote Self-Care Practices", "Stress Management",
+    ),
+    "Information": ("Share Information",),
+}  # fmt: skip
+"""Each ESConv strategy with its counterparts in the taxonomy. A label with one counterpart says
+the reply uses it; a label with several says the reply uses at least one of them (ESConv gives
+an utterance one label, and these labels are broader than any one strategy of the taxonomy)."""
 
-ESCONV_UNCLEAR: dict[str, tuple[str, ...]] = {
-    "Reflection of feelings": ("Reflective Statements", "Emotional Validation"),
-}
-"""ESConv strategies that fall between strategies of the taxonomy: naming the seeker's feeling
-is mirroring it (Reflective Statements) and may or may not say it makes sense (Emotional
-Validation). Such a reply's cells for those strategies are left out, unless a clear label already
-marks the strategy present."""
+ESCONV_UNMAPPED = ("Others",)
+"""ESConv strategies with no counterpart: Others holds pleasantries together with every strategy
+outside ESConv's list, so it says nothing about any one strategy."""
 
-ESCONV_UNMAPPED = ("Self-disclosure", "Others")
-"""ESConv strategies no strategy of the taxonomy matches; they mark nothing."""
+ESCONV_UNSCORABLE: dict[str, str] = {
+    "Avoid Judgment and Criticism": (
+        "it is what a reply leaves out (blame, lectures), and no ESConv label says whether a "
+        "reply judged"
+    ),
+    "Collaborative Planning": (
+        "ESConv's Providing Suggestions is the supporter proposing a step; no label says the "
+        "plan was worked out with the seeker"
+    ),
+    "Provide Different Perspectives": (
+        "no ESConv label offers another way of seeing the situation; such replies are filed "
+        "under Information, Providing Suggestions or Others beside replies that do not"
+    ),
+    "Reframe Negative Thoughts": (
+        "no ESConv label challenges a harsh or distorted thought"
+    ),
+    "Chit Chat": (
+        "ESConv files pleasantries under Others together with every strategy outside its list, "
+        "so no label says a reply is chit chat"
+    ),
+}  # fmt: skip
+"""The strategies of the taxonomy no ESConv label maps to, and why: the audit against ESConv
+cannot score them."""
+
+NO_ESCONV_LABEL = "no ESConv label maps to it"
+
+
+def esconv_scored(names: list[str]) -> list[str]:
+    """The strategies of ``names`` an ESConv label maps to, in the taxonomy's order."""
+    mapped = {s for counterparts in ESCONV_MAPPING.values() for s in counterparts}
+    return [s for s in names if s in mapped]
+
+
+def esconv_labels(strategy: str) -> list[str]:
+    """The ESConv strategies that map to ``strategy``."""
+    return [label for label, counterparts in ESCONV_MAPPING.items() if strategy in counterparts]
+
+
+def esconv_unscorable(names: list[str]) -> dict[str, str]:
+    """The strategies of ``names`` the audit against ESConv cannot score, each with why."""
+    scored = set(esconv_scored(names))
+    return {s: ESCONV_UNSCORABLE.get(s, NO_ESCONV_LABEL) for s in names if s not in scored}
+
 
 REFERENCES = ("human consensus", "ESConv annotations")
 
@@ -91,12 +134,14 @@ class UsageGap:
 @dataclass(frozen=True)
 class ClassifierF1:
     """The classifier against a reference on the ``strategies`` it can score; ``uncertain`` says
-    how its "uncertain" answers were taken: as absent, or left out."""
+    how its "uncertain" answers were taken: as absent, or left out. ``not_scored`` holds the
+    strategies of the taxonomy the reference cannot score, each with why."""
 
     reference: str
     uncertain: str
     strategies: list[str]
     result: F1Result
+    not_scored: dict[str, str] = field(default_factory=dict)
 
     @property
     def replies(self) -> int:
@@ -303,12 +348,25 @@ def _against_humans(
     ]  # fmt: skip
 
 
-def esconv_reference(annotated: list[str], mapped: list[str]) -> tuple[list[bool], list[bool]]:
-    """What ESConv's annotations of one reply say about each ``mapped`` strategy: whether it is
-    present, and whether that is known (False where only an unclear label touches it)."""
-    present = {ESCONV_MAPPING[a] for a in annotated if a in ESCONV_MAPPING}
-    touched = {s for a in annotated for s in ESCONV_UNCLEAR.get(a, ())}
-    return [s in present for s in mapped], [s in present or s not in touched for s in mapped]
+def esconv_reference(
+    annotated: list[str], mapped: list[str], predicted: list[bool]
+) -> tuple[list[bool], list[bool]]:
+    """What ESConv's annotations of one reply say about each ``mapped`` strategy, given which of
+    them the classifier marked (``predicted``): whether it is present, and whether that cell is
+    scored.
+
+    A label with one counterpart marks it present. A label with several marks each present and
+    is met by any of them: a counterpart the classifier marked counts as found, and when it
+    marked none of them each counts as missed; but when it marked another counterpart and not
+    this one, the label is accounted for and this cell is left out."""
+    marked = {s for s, p in zip(mapped, predicted, strict=True) if p}
+    groups = [ESCONV_MAPPING[a] for a in annotated if a in ESCONV_MAPPING]
+    present = [any(s in g for g in groups) for s in mapped]
+    known = [
+        not here or s in marked or any(s in g and not marked & set(g) for g in groups)
+        for s, here in zip(mapped, present, strict=True)
+    ]
+    return present, known
 
 
 def _against_esconv(
@@ -322,17 +380,20 @@ def _against_esconv(
     ]  # fmt: skip
     if not rows:
         return None
-    mapped = [s for s in dict.fromkeys(ESCONV_MAPPING.values()) if s in names]
+    mapped = esconv_scored(names)
     columns = [names.index(s) for s in mapped]
-    reference = [esconv_reference(replies.esconv[n], mapped) for n in rows]
-    truth = np.array([r[0] for r in reference], dtype=bool)
-    known = np.array([r[1] for r in reference], dtype=bool)
     predicted = replies.present[np.ix_(rows, columns)]
+    reference = [
+        esconv_reference(replies.esconv[n], mapped, predicted[k].tolist())
+        for k, n in enumerate(rows)
+    ]
+    truth = np.array([r[0] for r in reference], dtype=bool).reshape(-1, len(mapped))
+    known = np.array([r[1] for r in reference], dtype=bool).reshape(-1, len(mapped))
     conversation = [replies.conversation[n] for n in rows]
     result = f1_by_conversation(
         truth, predicted, conversation, known, rounds=rounds, seed=seed, level=level
     )
-    return ClassifierF1(REFERENCES[1], "absent", mapped, result)
+    return ClassifierF1(REFERENCES[1], "absent", mapped, result, esconv_unscorable(names))
 
 
 def _judgement(checks: list[ClassifierF1]) -> tuple[tuple[str, ...], tuple[str, ...]]:

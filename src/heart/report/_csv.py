@@ -9,7 +9,6 @@ import math
 from collections.abc import Sequence
 
 from heart.analyses import (
-    ESCONV_MAPPING,
     AgreementReport,
     Board,
     ClassifierF1,
@@ -17,6 +16,7 @@ from heart.analyses import (
     LatencyReport,
     Standing,
     board_audit,
+    esconv_labels,
 )
 from heart.report._facts import StudyFacts
 from heart.report._latency_csv import TTFT_COLUMNS, latency_files, ttft_cells
@@ -299,24 +299,30 @@ def adversarial_files(facts: StudyFacts) -> dict[str, str]:
 
 
 F1_HEADER = ["classifier", "reference", "uncertain", "strategy", "esconv_labels", "f1", "low",
-             "high", "tp", "fp", "fn", "replies", "flagged"]  # fmt: skip
+             "high", "tp", "fp", "fn", "replies", "flagged", "not_scored"]  # fmt: skip
 
 
 def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
-    """The macro F1 (flagged or not), then one row per strategy the check scores."""
+    """The macro F1 (flagged or not), one row per strategy the check scores, then one per
+    strategy it cannot score, with why (``not_scored``) and no numbers."""
     r = check.result
+    esconv = check.reference == "ESConv annotations"
     rows: list[list[Cell]] = [
         [classifier, check.reference, check.uncertain, "macro", None, r.macro, r.macro_low,
-         r.macro_high, None, None, None, r.replies, check.flagged],
+         r.macro_high, None, None, None, r.replies, check.flagged, None],
     ]  # fmt: skip
     for n, name in enumerate(check.strategies):
-        esconv = "; ".join(e for e, s in ESCONV_MAPPING.items() if s == name)
         rows.append(
             [classifier, check.reference, check.uncertain, name,
-             esconv if check.reference == "ESConv annotations" else None, float(r.f1[n]),
+             "; ".join(esconv_labels(name)) if esconv else None, float(r.f1[n]),
              float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
-             r.replies, None]
+             r.replies, None, None]
         )  # fmt: skip
+    rows += [
+        [classifier, check.reference, check.uncertain, name, None, None, None, None, None, None,
+         None, None, None, why]
+        for name, why in check.not_scored.items()
+    ]  # fmt: skip
     return rows
 
 

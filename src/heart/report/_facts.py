@@ -38,13 +38,13 @@ from heart.analyses import (
 )
 from heart.capability import CapabilityIndex
 from heart.garbage import fewer_collections
+from heart.provenance import Provenance, study_provenance
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
     CompletionRow,
     ItemRow,
     JudgmentRow,
     PairRow,
-    PromptRow,
     SystemRow,
     counted_judgment,
     left_out_judgments,
@@ -87,6 +87,7 @@ class StudyFacts:
     rationales: RationaleReport | None = None  # themes of the rationales, by coder
     latency: LatencyReport | None = None  # time to first token, and Elo against it
     capability: CapabilityReport | None = None  # None: no capability index was given
+    provenance: Provenance | None = None  # which heart, prompts, models; tokens and cost
 
     @property
     def main(self) -> Board | None:
@@ -144,15 +145,12 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
             ).all()
         }
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
-        prompts = [
-            (p.name, p.version, p.hash)
-            for p in s.scalars(select(PromptRow).order_by(PromptRow.name))
-        ]
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
     comparisons = load_comparisons(study.store, source="all")
     ratings = study.config.ratings
     rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
+    provenance = study_provenance(study)
     facts = StudyFacts(
         name=study.config.name,
         config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
@@ -160,7 +158,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         completions=completions,
         pairs=pairs,
         judgments=judgments,
-        prompts=prompts,
+        prompts=[(p.name, p.version, p.hash) for p in provenance.prompts],
         families=families,
         boards=build_boards(
             comparisons, rounds=rounds, seed=seed, level=level, rule=evidence_rule(study)
@@ -187,6 +185,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
             level=level,
         ),
         rationales=_rationales(study, comparisons),
+        provenance=provenance,
     )
     facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
     return facts
@@ -215,6 +214,6 @@ def _latency_and_capability(
     if index is None:
         return latency, None
     standings = board.leaderboard.standings if board is not None else []
-    title = board.title if board is not None else ""
-    capability = capability_report(standings, index, title, rounds=rounds, seed=seed, level=level)
+    key = board.key if board is not None else ""
+    capability = capability_report(standings, index, key, rounds=rounds, seed=seed, level=level)
     return latency, capability

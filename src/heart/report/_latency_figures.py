@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from heart.analyses import CapabilityReport, LatencyReport
+from heart.analyses import CapabilityReport, LatencyReport, board_title
 from heart.report._figures import _png
 
 TICKS_MS = [m * 10.0**e for e in range(0, 6) for m in (1, 2, 5)]
@@ -75,7 +75,7 @@ def latency_png(report: LatencyReport) -> bytes:
     band = Line2D([], [], color="#d9ece8", lw=8, label=f"under {report.realtime_ms:g} ms")
     mean = Line2D([], [], color="#777777", ls="--", label="mean Elo of these systems")
     _legend(ax, colours, [band, mean])
-    title = f"Elo ({report.board}) against time to first token"
+    title = f"Elo ({board_title(report.board)}) against time to first token"
     if report.spearman is not None and not math.isnan(report.spearman.estimate):
         title += f" (Spearman ρ = {report.spearman.estimate:.2f})"
     ax.set_title(title, fontsize=10)
@@ -104,7 +104,7 @@ def capability_png(report: CapabilityReport) -> bytes:
     ax.grid(color="#eeeeee")
     line = Line2D([], [], color="#777777", label="least-squares line")
     _legend(ax, colours, [line])
-    title = f"Elo ({report.board}) against the capability index"
+    title = f"Elo ({board_title(report.board)}) against the capability index"
     if report.elo_pearson is not None and not math.isnan(report.elo_pearson.estimate):
         title += f" (Pearson r = {report.elo_pearson.estimate:.2f})"
     ax.set_title(title, fontsize=10)

@@ -14,6 +14,7 @@ from heart.analyses import (
     CapabilityReport,
     LatencyReport,
     SystemLatency,
+    board_title,
 )
 from heart.report._latency_figures import capability_png, latency_png
 from heart.report._tables import Table, pct
@@ -196,14 +197,14 @@ def _spearman_line(report: LatencyReport) -> str:
     if report.spearman is None:
         return (
             f"Spearman's ρ of Elo with median TTFT needs at least {MIN_CORRELATION_SYSTEMS} "
-            f"systems with timings on the board ({report.board}); it has {len(names)}: "
-            f"{_names(names)}."
+            f"systems with timings on the board ({board_title(report.board)}); it has "
+            f"{len(names)}: {_names(names)}."
         )
     c = report.spearman
     rho, interval = _correlation(c)
     return (
-        f"Spearman's ρ of Elo ({report.board}) with median TTFT over {c.n} systems: {rho} "
-        f"[{interval}], {_p_is(c)} ({100 * c.level:.0f}% percentile interval from "
+        f"Spearman's ρ of Elo ({board_title(report.board)}) with median TTFT over {c.n} "
+        f"systems: {rho} [{interval}], {_p_is(c)} ({100 * c.level:.0f}% percentile interval from "
         f"{_rounds_note(c)}). The paper found ρ = 0.53 over its models. {BY_SYSTEMS}"
     )
 
@@ -235,7 +236,9 @@ def _latency_blocks(report: LatencyReport) -> list[Block]:
         blocks.append("No board yet, so no Elo to set against TTFT: run `heart judge`.")
         return blocks
     if not report.points:
-        blocks.append(f"No system with timings is ranked on the board ({report.board}).")
+        blocks.append(
+            f"No system with timings is ranked on the board ({board_title(report.board)})."
+        )
         return blocks
     blocks.append(FigureRef("latency-figure", "Elo against median time to first token",
                             lambda: latency_png(report)))  # fmt: skip
@@ -285,7 +288,7 @@ def capability_table(report: CapabilityReport) -> Table:
         note += f" (Elo = {report.intercept:.1f} {'+' if report.slope >= 0 else '−'} "
         note += f"{abs(report.slope):.2f} × index)"
     return Table(
-        f"Capability index against Elo: {report.board}",
+        f"Capability index against Elo: {board_title(report.board)}",
         ["system", "family", "index", "Elo", "win rate", "Elo on the line", "residual"],
         rows,
         note + ".",
@@ -337,7 +340,7 @@ def _capability_blocks(report: CapabilityReport | None, models: int | None) -> l
     ranked = matched + len(report.without_value)
     blocks: list[Block] = [
         f"Capability index {report.path}: {matched} of the {ranked} systems ranked on the board "
-        f"({report.board}) have a value."
+        f"({board_title(report.board)}) have a value."
     ]
     if report.without_value:
         blocks.append(f"Ranked but not in the index: {_names(report.without_value)}.")

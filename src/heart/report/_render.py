@@ -11,12 +11,14 @@ from rich.table import Table as RichTable
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
 from heart.garbage import fewer_collections
+from heart.provenance import PROVENANCE_FILE
 from heart.report._conclusions import board_conclusions, report_conclusions
 from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
 from heart.report._latency_tables import FigureRef, latency_section, with_ttft
+from heart.report._provenance_tables import provenance_lines, provenance_tables
 from heart.report._rationale_tables import rationale_section
 from heart.report._strategy_tables import strategy_section
 from heart.report._tables import (
@@ -114,7 +116,12 @@ def _prompt_lines(facts: StudyFacts) -> list[str]:
 
 
 def _study_lines(facts: StudyFacts) -> list[str]:
-    return [*_study_counts(facts), "", "### Prompts", "", *_prompt_lines(facts)]
+    out = [*_study_counts(facts), ""]
+    if facts.provenance is not None:
+        out += ["### Provenance", "", *provenance_lines(facts.provenance), ""]
+        for table in provenance_tables(facts.provenance):
+            out += markdown_table(table, level=4)
+    return [*out, "### Prompts", "", *_prompt_lines(facts)]
 
 
 def _html_list(lines: list[str]) -> str:
@@ -228,10 +235,13 @@ def _numeric(text: str) -> bool:
 
 
 def html_table(
-    table: Table, row_class: Callable[[int], str] | None = None, heading: bool = True
+    table: Table,
+    row_class: Callable[[int], str] | None = None,
+    heading: bool = True,
+    level: int = 3,
 ) -> str:
     e = html.escape
-    parts = [f"<h3>{e(table.title)}</h3>"] if heading else []
+    parts = [f"<h{level}>{e(table.title)}</h{level}>"] if heading else []
     parts.append(f"<table id='{e(table.key)}'><thead><tr>" if table.key else "<table><thead><tr>")
     parts += [f"<th>{e(h)}</th>" for h in table.header]
     parts.append("</tr></thead><tbody>")
@@ -343,6 +353,11 @@ def render_html(facts: StudyFacts) -> str:
             parts.append(f"<p>{e(block)}</p>")
     parts.append("<h2 id='study'>Study</h2>")
     parts.append(_html_list(_study_counts(facts)))
+    if facts.provenance is not None:
+        parts.append(
+            f"<h3 id='provenance'>Provenance</h3>{_html_list(provenance_lines(facts.provenance))}"
+        )
+        parts += [html_table(t, level=4) for t in provenance_tables(facts.provenance)]
     parts.append(f"<h3>Prompts</h3>{_html_list(_prompt_lines(facts))}")
     parts.append(f"<h3>Configuration</h3><pre>{e(facts.config_text.rstrip())}</pre>")
     parts.append("</body></html>")
@@ -351,11 +366,14 @@ def render_html(facts: StudyFacts) -> str:
 
 @fewer_collections()
 def write_report(facts: StudyFacts, directory: Path) -> Path:
-    """Write index.html, report.md and the CSV tables into ``directory``; returns the HTML path."""
+    """Write index.html, report.md, the CSV tables and provenance.json into ``directory``;
+    returns the HTML path."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "report.md").write_text(render_markdown(facts), encoding="utf-8")
     for name, text in csv_files(facts).items():
         (directory / name).write_text(text, encoding="utf-8")
+    if facts.provenance is not None:
+        (directory / PROVENANCE_FILE).write_text(facts.provenance.to_json(), encoding="utf-8")
     path = directory / "index.html"
     path.write_text(render_html(facts), encoding="utf-8")
     return path

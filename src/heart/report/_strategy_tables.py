@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 
 from heart.analyses import (
     ALL_ITEMS,
-    ESCONV_MAPPING,
-    ESCONV_UNCLEAR,
     ESCONV_UNMAPPED,
     MIN_MACRO_F1,
     MIN_REPLIES,
     ClassifierF1,
     StrategyReport,
     StrategyUse,
+    esconv_labels,
 )
 from heart.report._figures import usage_colour
 from heart.report._tables import MAX_DIFFERENCE_ROWS, Table, pct
@@ -174,23 +173,41 @@ def _esconv_table(report: StrategyReport) -> Table | None:
     r = audit.result
     rows = [["macro F1", "", _macro(audit), "", ""]]
     for n, name in enumerate(audit.strategies):
-        labels = " or ".join(e for e, s in ESCONV_MAPPING.items() if s == name)
+        labels = " or ".join(esconv_labels(name))
         rows.append([name, labels, _f1(r.f1[n], r.low[n], r.high[n]), str(int(r.tp[n] + r.fn[n])),
                      str(int(r.tp[n] + r.fp[n]))])  # fmt: skip
-    unclear = "; ".join(f"{e} (between {' and '.join(s)})" for e, s in ESCONV_UNCLEAR.items())
     note = (
-        f"{r.replies} ESConv original replies whose supporters annotated their strategies. Only "
-        "the strategies an ESConv label clearly maps to are scored. Unclear: "
-        f"{unclear}: where it is a reply's only label touching a strategy, that cell is left "
-        f"out. Not mapped: {', '.join(ESCONV_UNMAPPED)}. ESConv labels each utterance with one "
-        "strategy, so a reply may use strategies its annotation does not name: read this as a "
-        "rough check."
+        f"{r.replies} ESConv original replies whose supporters annotated their strategies. A "
+        "label with one counterpart in the taxonomy marks it; a label with several (Reflection "
+        "of feelings, Affirmation and Reassurance, Providing Suggestions) is met by any of them: "
+        "a counterpart the classifier marked counts as found, each counts as missed when it "
+        "marked none, and the others are left out when it marked one. Not mapped: "
+        f"{', '.join(ESCONV_UNMAPPED)}. ESConv labels each utterance with one strategy, so a "
+        "reply may use strategies its annotation does not name: read this as a rough check."
     )
     return Table(
         "Classifier against ESConv's annotations",
         ["strategy", "ESConv label", "F1 (uncertain as absent)", "ESConv marked",
          "classifier marked"],
         rows, note, "classifier-audit",
+    )  # fmt: skip
+
+
+def _unscored_table(report: StrategyReport) -> Table | None:
+    """The strategies the audit against ESConv cannot score, and why."""
+    audit = report.check("ESConv annotations")
+    if audit is None or not audit.not_scored:
+        return None
+    note = (
+        f"{len(audit.not_scored)} of the {len(report.taxonomy)} strategies have no counterpart "
+        "among ESConv's labels, so the audit above says nothing about how well the classifier "
+        "finds them; only people's labels can check those."
+    )
+    return Table(
+        "Strategies ESConv's annotations cannot score",
+        ["strategy", "why"],
+        [[name, why] for name, why in audit.not_scored.items()],
+        note, "classifier-audit-unscored",
     )  # fmt: skip
 
 
@@ -226,7 +243,8 @@ def strategy_section(report: StrategyReport | None) -> StrategySection:
         _diversity_table("Diversity of strategy use by family", "strategy-diversity",
                          report.families),
         *([_gap_table(report)] if report.gaps else []),
-        *[t for t in (_human_f1_table(report), _esconv_table(report)) if t],
+        *[t for t in (_human_f1_table(report), _esconv_table(report), _unscored_table(report))
+          if t],
         _usage_table("Strategy use by system", "strategy-use-systems", report.systems, report,
                      by_system),
         _diversity_table("Diversity of strategy use by system", "strategy-diversity-systems",

@@ -6,6 +6,7 @@ from heart.store._insert import add_if_missing
 from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
+    BundleProvenanceRow,
     CallRow,
     ClassificationRow,
     CompletionRow,
@@ -27,6 +28,7 @@ from heart.store._tables import (
 
 __all__ = [
     "Base",
+    "BundleProvenanceRow",
     "CallRow",
     "ClassificationRow",
     "CompletionRow",

@@ -310,3 +310,14 @@ class RationaleCodeRow(Base):
     span_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
     span_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cue: Mapped[str] = mapped_column(Text, default="")
+
+
+class BundleProvenanceRow(Base):
+    """The provenance of a bundle imported into the study, and of each bundle imported into that
+    one, kept as it came (``heart.provenance.Provenance`` as JSON, without its own imports),
+    keyed by the sha256 of that JSON. The study's own provenance never comes from here."""
+
+    __tablename__ = "bundle_provenance"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    provenance: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[str] = mapped_column(String(32))
