@@ -11,7 +11,7 @@ from heart.analyses import audit_judges, load_comparisons, verdict_counts
 from heart.stats import wilson_interval
 from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, SystemRow
 
-from ..rows import seed_study
+from ..rows import Verdict, seed_study, seed_verdicts
 
 ITEMS = 10
 TEXTS = {"s1": "one two three four five", "s2": "one two", "warm": "so sorry, really"}
@@ -83,3 +83,33 @@ def test_wilson_interval_matches_statsmodels(hits: int, n: int) -> None:
     for level in (0.9, 0.95, 0.99):
         expected = proportion_confint(hits, n, alpha=1 - level, method="wilson")
         assert wilson_interval(hits, n, level) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_leaning_to_the_second_or_shorter_reply_is_told_with_that_sides_share(
+    store: Store,
+) -> None:
+    """ "the reply shown second won" and "prefers the shorter reply" quote the share of the side
+    they name, not the other side's."""
+    n = 12
+    verdicts = [
+        Verdict(i, "m1", "m2", judge, winner, order=order)
+        for i in range(n)
+        for order in ("ab", "ba")
+        # late: whatever is shown second wins; terse: m1, the shorter reply, in either order
+        for judge, winner in (("late", "b" if order == "ab" else "a"), ("terse", "a"))
+    ]
+    seed_verdicts(store, verdicts)
+    with store.session() as s:
+        for c in s.scalars(select(CompletionRow).where(CompletionRow.system == "m2")):
+            c.text = "a much longer reply than the other one"
+    audits = {a.judge: a for a in audit_judges(load_comparisons(store), verdict_counts(store))}
+    late, terse = audits["late"], audits["terse"]
+    assert late.first_position is not None and late.first_position.hits == 0
+    second = wilson_interval(2 * n, 2 * n, 0.95)
+    assert late.problems[0] == (
+        f"the reply shown second won 100% [{100 * second[0]:.0f}–100%] of {2 * n} verdicts"
+    )
+    assert terse.longer is not None and terse.longer.hits == 0
+    assert terse.cautions == (
+        f"prefers the shorter reply (100% [{100 * second[0]:.0f}–100%] of {2 * n})",
+    )

@@ -61,6 +61,14 @@ class JudgeAudit:
         return bool(self.problems)
 
 
+def _leaning(share: Share) -> tuple[bool, Share]:
+    """Whether ``share`` leans to its own side (more than half), and the share of the side it
+    leans to: ``share`` itself, or the rest of its verdicts (the Wilson interval mirrors)."""
+    if share.value > 0.5:
+        return True, share
+    return False, Share(share.n - share.hits, share.n, 1 - share.high, 1 - share.low)
+
+
 def _clear_of_half(share: Share | None, limit: float) -> bool:
     """The share is beyond ``limit`` (either way) and its interval excludes one half."""
     if share is None:
@@ -118,13 +126,15 @@ def audit_judges(
 
         problems, cautions = [], []
         if first is not None and _clear_of_half(first, POSITION_LIMIT):
-            side = "first" if first.value > 0.5 else "second"
-            problems.append(f"the reply shown {side} won {first.text()} verdicts")
+            to_first, won = _leaning(first)
+            side = "first" if to_first else "second"
+            problems.append(f"the reply shown {side} won {won.text()} verdicts")
         if flip is not None and flip.low > FLIP_LIMIT:
             problems.append(f"its winner changed when the order was swapped in {flip.text()} pairs")
-        if _clear_of_half(longer, LEANING_LIMIT) and longer is not None:
-            side = "longer" if longer.value > 0.5 else "shorter"
-            cautions.append(f"prefers the {side} reply ({longer.text()})")
+        if longer is not None and _clear_of_half(longer, LEANING_LIMIT):
+            to_longer, won = _leaning(longer)
+            side = "longer" if to_longer else "shorter"
+            cautions.append(f"prefers the {side} reply ({won.text()})")
         if control_share is not None and control_share.low > 0.5:
             cautions.append(
                 f"prefers the generic-warmth control to real replies ({control_share.text()})"
