@@ -155,7 +155,15 @@ def test_imported_verdicts_give_the_same_figures_whatever_the_row_sequence_or_st
     assert ann.first_position is not None and ann.first_position.hits == sum(
         (i + SYSTEMS.index(x)) % 2 == 0 for i, x, _ in _pairs()
     )
+    cy = by_judge["cy"]  # ties count among the verdicts, not in the first-position share
+    assert (cy.verdicts, cy.ties) == (n, n // 3) and cy.first_position is not None
+    assert cy.first_position.n == n - n // 3
+    assert [(a.judge, a.source, a.person, a.imported, a.counts.imported) for a in audits] == [
+        ("ext", "llm", False, True, 2 * n),
+        *((judge, "human", True, True, n) for judge in ("ann", "bob", "cy")),
+    ]  # LLM judges first
     ext = by_judge["ext"]  # the winner changed with the order on the even items' pairs
+    assert (ext.verdicts, ext.both_orders) == (2 * n, n)
     assert ext.flip is not None and (ext.flip.hits, ext.flip.n) == (n // 2, n)
     assert ext.first_position is not None and ext.first_position.hits == n + n // 2
     # "the first reply names her feeling" is about the reply bob saw first: the worse system

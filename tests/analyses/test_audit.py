@@ -7,9 +7,19 @@ import pytest
 from sqlalchemy import select
 from statsmodels.stats.proportion import proportion_confint
 
-from heart.analyses import audit_judges, load_comparisons, verdict_counts
+from heart.analyses import audit_every_judge, audit_judges, load_comparisons, verdict_counts
 from heart.stats import wilson_interval
-from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, SystemRow
+from heart.store import (
+    CallRow,
+    CompletionRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    RaterRow,
+    Store,
+    SystemRow,
+    TaskRow,
+)
 
 from ..rows import Verdict, seed_study, seed_verdicts
 
@@ -113,3 +123,45 @@ def test_a_leaning_to_the_second_or_shorter_reply_is_told_with_that_sides_share(
     assert terse.cautions == (
         f"prefers the shorter reply (100% [{100 * second[0]:.0f}–100%] of {2 * n})",
     )
+
+
+def test_every_source_is_audited_and_imported_verdicts_are_told_apart(store: Store) -> None:
+    """An LLM judge heart called (its calls cached), one whose verdicts came from a bundle (calls
+    not here), a person of the web app (tasks done) and an imported rater: all four are audited,
+    LLM judges first, and only the verdicts without a call or task behind them count as
+    imported."""
+    judges = {"called": "llm", "copied": "llm", "web": "human", "filed": "human"}
+    verdicts = [
+        Verdict(i, "m1", "m2", judge, "a" if i % 4 else "tie", order="ab" if i % 2 else "ba")
+        for i in range(8)
+        for judge in judges
+    ]
+    seed_verdicts(store, verdicts, sources=judges)
+    with store.session() as s:
+        s.add(RaterRow(id="web", meta={}, created_at="x"))
+        s.get(JudgeRow, "called").family = "m1"
+        s.get(SystemRow, "m2").family = "human"  # people wrote m2's replies
+        s.flush()
+        for row in s.scalars(select(JudgmentRow)):
+            if row.judge in ("called", "copied"):
+                row.call_hash = f"h-{row.id}"
+            if row.judge == "called":
+                s.add(CallRow(hash=f"h-{row.id}", provider="p", model="m", response={},
+                              created_at="x"))  # fmt: skip
+            if row.judge == "web":
+                s.add(TaskRow(id=f"t-{row.id}", kind="judge", target=row.pair_id,
+                              item_id=f"i{row.pair_id.split('-')[1]}",
+                              seat=0, rater_id="web", done=True))  # fmt: skip
+    audits = audit_every_judge(store)
+    assert [(a.judge, a.source, a.counts.imported, a.imported) for a in audits] == [
+        ("called", "llm", 0, False),
+        ("copied", "llm", 8, True),
+        ("filed", "human", 8, True),
+        ("web", "human", 0, False),
+    ]
+    for a in audits:  # items 0 and 4 are ties: among the verdicts, out of every share
+        assert (a.verdicts, a.ties, a.both_orders) == (8, 2, 0)
+        assert a.first_position is not None and a.first_position.n == 6
+        assert a.first_position.hits == 4  # a won on 1, 2, 3, 5, 6, 7; shown first on odd items
+    # a person's "family" holds every human reply: no own-family share
+    assert audits[0].own_family is not None and audits[2].own_family is None
