@@ -71,8 +71,8 @@ def test_the_judge_audit_flags_the_embedded_judge_next_to_its_numbers(
     first_shown = cells["first shown won"]
     share = int(first_shown.split("%")[0])
     assert (share >= 90 or share <= 10) and first_shown.endswith(f"of {3 * N_ITEMS}")
-    side = "first" if share >= 90 else "second"
-    assert cells["audit"].startswith(f"UNRELIABLE: the reply shown {side} won 100%")
+    side, won = ("first", share) if share >= 90 else ("second", 100 - share)
+    assert cells["audit"].startswith(f"UNRELIABLE: the reply shown {side} won {won}% [")
     html = (root / "report" / "index.html").read_text()
     assert "<tr class='flag'><td>smollm2-judge</td>" in html
     assert "smollm2-judge: UNRELIABLE" in out
