@@ -458,7 +458,7 @@ def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) ->
 
 @judges_app.command("audit")
 def judges_audit(study: StudyOption = Path(".")) -> None:
-    """Per judge and rater (LLM judges and people, made here or imported): flip rate,
+    """Per judge and rater (LLM judges and people, collected by heart or imported): flip rate,
     first-position, longer-reply, control and own-family shares.
 
     Exits with status 1 when a judge or a rater is flagged unreliable, so scripts can stop on it;

@@ -45,6 +45,7 @@ from heart.store import (
     ScreeningRow,
     Store,
     SystemRow,
+    imported_judgment,
     now_iso,
 )
 from heart.strategies import Taxonomy, load_taxonomy
@@ -769,8 +770,7 @@ def _refuse_verdicts_imported_unordered(session: Session, path: Path, judgments:
     imported = session.execute(
         select(JudgmentRow.pair_id, JudgmentRow.judge, JudgmentRow.order, JudgmentRow.winner,
                JudgmentRow.strength, JudgmentRow.rationale)
-        .where(JudgmentRow.status == Status.OK, JudgmentRow.raw.is_(None),
-               JudgmentRow.call_hash.is_(None))
+        .where(JudgmentRow.status == Status.OK, imported_judgment())
     )  # fmt: skip
     stored = {(pair, judge, order): said for pair, judge, order, *said in imported}
     for number, r in judgments:

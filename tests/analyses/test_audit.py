@@ -9,17 +9,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from heart.analyses import audit_every_judge, audit_judges, load_comparisons, verdict_counts
 from heart.stats import wilson_interval
-from heart.store import (
-    CallRow,
-    CompletionRow,
-    JudgeRow,
-    JudgmentRow,
-    PairRow,
-    RaterRow,
-    Store,
-    SystemRow,
-    TaskRow,
-)
+from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, SystemRow
 
 from ..rows import Verdict, seed_study, seed_verdicts
 
@@ -126,11 +116,10 @@ def test_a_leaning_to_the_second_or_shorter_reply_is_told_with_that_sides_share(
 
 
 def test_every_source_is_audited_and_imported_verdicts_are_told_apart(store: Store) -> None:
-    """An LLM judge heart called (its calls cached), one whose verdicts came from a bundle (calls
-    not here), a person of the web app (tasks done) and an imported rater: all four are audited,
-    LLM judges first, and only the verdicts without a call or task behind them count as
-    imported."""
-    judges = {"called": "llm", "copied": "llm", "web": "human", "filed": "human"}
+    """An LLM judge heart called (its verdicts record their calls), a person in the web app
+    (the choice recorded), and an LLM judge and a person from a judgments file (neither): all
+    four are audited, LLM judges first, and only the file's verdicts count as imported."""
+    judges = {"called": "llm", "filed-llm": "llm", "web": "human", "filed": "human"}
     verdicts = [
         Verdict(i, "m1", "m2", judge, "a" if i % 4 else "tie", order="ab" if i % 2 else "ba")
         for i in range(8)
@@ -138,24 +127,17 @@ def test_every_source_is_audited_and_imported_verdicts_are_told_apart(store: Sto
     ]
     seed_verdicts(store, verdicts, sources=judges)
     with store.session() as s:
-        s.add(RaterRow(id="web", meta={}, created_at="x"))
         s.get(JudgeRow, "called").family = "m1"
         s.get(SystemRow, "m2").family = "human"  # people wrote m2's replies
-        s.flush()
         for row in s.scalars(select(JudgmentRow)):
-            if row.judge in ("called", "copied"):
-                row.call_hash = f"h-{row.id}"
             if row.judge == "called":
-                s.add(CallRow(hash=f"h-{row.id}", provider="p", model="m", response={},
-                              created_at="x"))  # fmt: skip
+                row.call_hash, row.raw = f"h-{row.id}", "{}"
             if row.judge == "web":
-                s.add(TaskRow(id=f"t-{row.id}", kind="judge", target=row.pair_id,
-                              item_id=f"i{row.pair_id.split('-')[1]}",
-                              seat=0, rater_id="web", done=True))  # fmt: skip
+                row.raw = '{"choice": "A+", "checklist": []}'
     audits = audit_every_judge(store)
     assert [(a.judge, a.source, a.counts.imported, a.imported) for a in audits] == [
         ("called", "llm", 0, False),
-        ("copied", "llm", 8, True),
+        ("filed-llm", "llm", 8, True),
         ("filed", "human", 8, True),
         ("web", "human", 0, False),
     ]

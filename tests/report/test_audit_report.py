@@ -70,6 +70,9 @@ def test_imported_raters_are_audited_in_the_terminal_the_report_and_the_csv(
     assert rows["bob"]["flagged"] == "true" and rows["ann"]["flagged"] == "false"
     assert rows["bob"]["problems"] == "the reply shown first won 100% [72–100%] of 10 verdicts"
     markdown = (root / "report" / "report.md").read_text()
-    assert "## Judge audit" in markdown and "LLM judges and human raters, made in" in markdown
+    assert (
+        "## Judge audit" in markdown
+        and "LLM judges and human raters, collected by heart or" in markdown
+    )
     line = next(line for line in markdown.splitlines() if line.startswith("| bob |"))
     assert "| person, imported |" in line and "| UNRELIABLE: the reply shown first won" in line

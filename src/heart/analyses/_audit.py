@@ -1,12 +1,13 @@
 """The judge audit: per judge or rater, how its verdicts lean on things that should not matter.
 
 Every source is audited alike: LLM judges heart called, people in the web app, and judges of
-either kind whose verdicts were imported. For each: the flip rate (of the pairs it saw in both A/B
-orders with a winner both times, those whose winner changed), the share of verdicts won by the
-reply shown first, by the longer reply, by the generic-warmth control, and (LLM judges) by the
-judge's own family where it rated its own family. Each share carries a Wilson interval. A judge
-is flagged unreliable when its flip rate or position preference says its verdicts track the
-order of presentation rather than the replies; other leanings are listed as cautions.
+either kind whose verdicts were imported from a judgments file. For each: the flip rate (of the
+pairs it saw in both A/B orders with a winner both times, those whose winner changed), the share
+of verdicts won by the reply shown first, by the longer reply, by the generic-warmth control, and
+(LLM judges) by the judge's own family where it rated its own family. Each share carries a Wilson
+interval. A judge is flagged unreliable when its flip rate or position preference says its
+verdicts track the order of presentation rather than the replies; other leanings are listed as
+cautions.
 
 A tie ("about the same") favours neither position nor reply, so it takes no part in any share:
 the first-position share is the share of the verdicts that named a winner, and the audit says
@@ -42,7 +43,7 @@ def _share(hits: int, n: int, level: float) -> Share | None:
 @dataclass(frozen=True)
 class VerdictCounts:
     """What became of a judge's answers: valid, failed, valid only after a re-ask, and valid ones
-    that came in by import (a file or a bundle) rather than from this study."""
+    imported from a judgments file (``heart.store.imported_judgment``)."""
 
     ok: int = 0
     failed: int = 0
@@ -195,8 +196,8 @@ def audit_judges(
 
 
 def audit_every_judge(store: Store, level: float = 0.95) -> list[JudgeAudit]:
-    """The audit of every judge and rater whose verdicts count, of either source, made here or
-    imported."""
+    """The audit of every judge and rater whose verdicts count, of either source, collected by
+    heart or imported."""
     return audit_judges(load_comparisons(store, source="all"), verdict_counts(store), level)
 
 

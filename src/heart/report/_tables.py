@@ -306,7 +306,7 @@ AUDIT_HEADER = [
 ]  # fmt: skip
 
 AUDIT_NOTE = (
-    "LLM judges and human raters, made in this study or imported, held to the same rules. Shares "
+    "LLM judges and human raters, collected by heart or imported, held to the same rules. Shares "
     "of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first shown, "
     "longer and own family, and near 0% flip rate; the control should rarely win. A tie ("
     '"about the same") favours neither reply: it takes no part in the shares, and verdicts '

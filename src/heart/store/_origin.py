@@ -1,21 +1,14 @@
-"""Where a stored judgment came from: made by this study, or imported."""
+"""Where a stored judgment came from: heart made it, or a judgments file brought it in."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, exists, or_
+from sqlalchemy import ColumnElement, and_
 
-from heart.store._tables import CallRow, JudgmentRow, TaskRow
+from heart.store._tables import JudgmentRow
 
 
 def imported_judgment() -> ColumnElement[bool]:
-    """A judgment this study did not make: its model call is not in the study's call cache (as
-    for an LLM judge heart called) and no done web task stands behind it (as for a person in the
-    web app). It came in by import, from a file or a bundle; neither carries calls or tasks."""
-    called = exists().where(CallRow.hash == JudgmentRow.call_hash)
-    served = exists().where(
-        TaskRow.kind == "judge",
-        TaskRow.target == JudgmentRow.pair_id,
-        TaskRow.rater_id == JudgmentRow.judge,
-        TaskRow.done,
-    )
-    return ~or_(called, served)
+    """A judgment imported from a judgments file: it has no model call (an LLM judge heart
+    called records one) and no raw answer (the web app records the person's choice). A bundle
+    copies judgments whole, so each keeps the origin it had in the study that made it."""
+    return and_(JudgmentRow.call_hash.is_(None), JudgmentRow.raw.is_(None))
