@@ -1,5 +1,6 @@
 """One rule turns the order a judge saw back into the pair's own terms: for any pair, order and
-verdict, the LLM judge, a person in the web app and an imported file store the same winner."""
+verdict, the LLM judge, a person in the web app and an imported file store the same winner and
+the same order shown."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def _verdict(shown: str) -> str:
     return json.dumps({"winner": shown, "strength": 3, "axes": axes, "rationale": "r"})
 
 
-def _by_llm(store: Store, pair: PairRow, order: Order, shown: Shown) -> str:
+def _by_llm(store: Store, pair: PairRow, order: Order, shown: Shown) -> tuple[str, str]:
     judge = JudgeSpec.model_validate({"name": f"llm-{next(FRESH)}", "family": "f", "model": {}})
     record = _recorder(pair, judge, Presentation(pair.a_id, pair.b_id, order), PROMPT, "k")
     with store.session() as session:
@@ -76,10 +77,10 @@ def _by_llm(store: Store, pair: PairRow, order: Order, shown: Shown) -> str:
         row = session.scalars(select(JudgmentRow).where(JudgmentRow.judge == judge.name)).one()
         axes = {axis["winner"] for axis in row.axes.values()}
         assert axes == {row.winner}  # every axis in the same terms as the overall winner
-        return str(row.winner)
+        return str(row.winner), str(row.order)
 
 
-def _by_person(store: Store, pair: PairRow, order: Order, shown: Shown) -> str:
+def _by_person(store: Store, pair: PairRow, order: Order, shown: Shown) -> tuple[str, str]:
     seat = next(FRESH)
     rater, task = f"rater-{seat}", f"judge:{pair.id}:{seat}"
     with store.session() as session:
@@ -91,10 +92,10 @@ def _by_person(store: Store, pair: PairRow, order: Order, shown: Shown) -> str:
     submit_judgment(store, rater, task, choice, "", now=0.0)
     with store.session() as session:
         row = session.scalars(select(JudgmentRow).where(JudgmentRow.judge == rater)).one()
-        return str(row.winner)
+        return str(row.winner), str(row.order)
 
 
-def _by_import(tmp_path: Path, pair: PairRow, order: Order, shown: Shown) -> str:
+def _by_import(tmp_path: Path, pair: PairRow, order: Order, shown: Shown) -> tuple[str, str]:
     """A file row names the systems in the order the judge saw them: its 'a' is the first."""
     seen = Presentation(pair.a_id, pair.b_id, order)
     system = {completion_id(pair.item_id, s): s for s in SYSTEMS}
@@ -109,7 +110,7 @@ def _by_import(tmp_path: Path, pair: PairRow, order: Order, shown: Shown) -> str
         pair.a_id,
         pair.b_id,
     )
-    return str(judgments[0][1]["winner"])
+    return str(judgments[0][1]["winner"]), str(judgments[0][1]["order"])
 
 
 @settings(max_examples=40, deadline=None)
@@ -118,7 +119,7 @@ def _by_import(tmp_path: Path, pair: PairRow, order: Order, shown: Shown) -> str
     order=st.sampled_from(list(Order)),
     shown=st.sampled_from([Shown.FIRST, Shown.SECOND]),
 )
-def test_every_path_stores_the_same_winner_in_the_pairs_terms(
+def test_every_path_stores_the_same_winner_and_order_in_the_pairs_terms(
     store: Store, tmp_path_factory: pytest.TempPathFactory, item: int, order: Order, shown: Shown
 ) -> None:
     with store.session() as session:
@@ -127,9 +128,9 @@ def test_every_path_stores_the_same_winner_in_the_pairs_terms(
     picked = seen.first if shown is Shown.FIRST else seen.second
     expected = Side.A if picked == pair.a_id else Side.B
     tmp = tmp_path_factory.mktemp("files")
-    assert _by_llm(store, pair, order, shown) == expected
-    assert _by_person(store, pair, order, shown) == expected
-    assert _by_import(tmp, pair, order, shown) == expected
+    assert _by_llm(store, pair, order, shown) == (expected, order)
+    assert _by_person(store, pair, order, shown) == (expected, order)
+    assert _by_import(tmp, pair, order, shown) == (expected, order)
     assert seen.to_shown(expected) is shown  # and back
 
 

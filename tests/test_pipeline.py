@@ -61,13 +61,19 @@ def test_the_judge_audit_flags_the_embedded_judge_next_to_its_numbers(
     board_at = markdown.index("| # | system")
     warning = "Warning: every verdict on this board comes from judges the judge audit flags"
     assert markdown.index(warning) < board_at
-    row = next(line for line in markdown.splitlines() if line.startswith("| smollm2-judge |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    first_shown = cells[4]  # like "0% [0–19%] of 18": SmolLM2 gives one letter whatever it sees
+    audit_lines = markdown.split("## Judge audit", 1)[1].splitlines()
+    header, row = (
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in (audit_lines[2], next(x for x in audit_lines if x.startswith("| smollm2-")))
+    )
+    cells = dict(zip(header, row, strict=True))
+    assert cells["source"] == "LLM judge"
+    # like "0% [0–19%] of 18": SmolLM2 gives one letter whatever it sees
+    first_shown = cells["first shown won"]
     share = int(first_shown.split("%")[0])
     assert (share >= 90 or share <= 10) and first_shown.endswith(f"of {3 * N_ITEMS}")
-    side = "first" if share >= 90 else "second"
-    assert cells[-1].startswith(f"UNRELIABLE: the reply shown {side} won")
+    side, won = ("first", share) if share >= 90 else ("second", 100 - share)
+    assert cells["audit"].startswith(f"UNRELIABLE: the reply shown {side} won {won}% [")
     html = (root / "report" / "index.html").read_text()
     assert "<tr class='flag'><td>smollm2-judge</td>" in html
     assert "smollm2-judge: UNRELIABLE" in out

@@ -356,7 +356,7 @@ def test_one_verdict_given_twice_differently_in_a_file_names_both_lines(
     store: Store, tmp_path: Path
 ) -> None:
     _completions_stored(store, tmp_path)
-    text = f"{JUDGMENTS}i0,r,m1,m2,a,2,\ni0,r,m2,m1,a,2,\n"
+    text = f"{JUDGMENTS}i0,r,m1,m2,a,2,\ni0,r,m1,m2,b,2,\n"  # one order shown, two verdicts
     assert _refused(store, tmp_path / "j.csv", text, "judgments").startswith(
         "j.csv line 3: line 2 gives the row with key ["
     )

@@ -20,6 +20,7 @@ from rich.progress import (
 )
 from rich.progress import Progress as RichProgress
 from rich.table import Table
+from rich.text import Text
 
 from heart.errors import HeartError
 
@@ -44,7 +45,9 @@ items_app = typer.Typer(
     help="Build and inspect the benchmark's items (contexts).", no_args_is_help=True
 )
 app.add_typer(items_app, name="items")
-judges_app = typer.Typer(help="Inspect the LLM judge ensemble.", no_args_is_help=True)
+judges_app = typer.Typer(
+    help="Inspect the judges: the LLM ensemble and the human raters.", no_args_is_help=True
+)
 app.add_typer(judges_app, name="judges")
 raters_app = typer.Typer(
     help="Invite people to write, judge and label in the web app, and list them.",
@@ -481,9 +484,11 @@ def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) ->
 
 @judges_app.command("audit")
 def judges_audit(study: StudyOption = Path(".")) -> None:
-    """Per judge: flip rate, first-position, longer-reply, control and own-family shares.
+    """Per judge and rater (LLM judges and people, collected by heart or imported): flip rate,
+    first-position, longer-reply, control and own-family shares.
 
-    Exits with status 1 when a judge is flagged unreliable, so scripts can stop on it.
+    Exits with status 1 when a judge or a rater is flagged unreliable, so scripts can stop on it;
+    the message names the people among them apart.
     """
     from heart.pipeline import audit
     from heart.report import terminal_audit
@@ -491,15 +496,29 @@ def judges_audit(study: StudyOption = Path(".")) -> None:
     with _study(study) as s:
         audits = audit(s)
     if not audits:
-        console.print("No valid LLM judgments yet: run `heart judge` first.")
+        console.print("No valid verdicts yet: run `heart judge`, or import judgments, first.")
         return
     console.print(terminal_audit(audits))
-    flagged = [a.judge for a in audits if a.flagged]
-    if flagged:
+    judges = [a.judge for a in audits if a.flagged and not a.person]
+    people = [a.judge for a in audits if a.flagged and a.person]
+    if judges:
         console.print(
-            f"[bold red]Unreliable: {', '.join(flagged)}. Their verdicts follow the order of "
-            "presentation more than the replies; use stronger judges for a real study.[/bold red]"
+            Text(
+                f"Unreliable: {', '.join(judges)}. Their verdicts follow the order of "
+                "presentation more than the replies; use stronger judges for a real study.",
+                style="bold red",
+            )
         )
+    if people:
+        console.print(
+            Text(
+                f"Unreliable human raters: {', '.join(people)}. Their verdicts follow the order "
+                "of presentation more than the replies; for imported verdicts, check that each "
+                "row's a_system is the reply the person saw first.",
+                style="bold red",
+            )
+        )
+    if judges or people:
         raise typer.Exit(1)
 
 

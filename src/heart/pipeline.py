@@ -183,12 +183,11 @@ def code_rationales(study: Study, progress: ProgressFn | None = None) -> Rationa
 
 
 def audit(study: Study) -> list[JudgeAudit]:
-    """Per LLM judge: flip rate, position, length, control and own-family shares."""
-    from heart.analyses import audit_judges, load_comparisons, verdict_counts
+    """Per judge and rater, LLM or person, made here or imported: flip rate, position, length,
+    control and own-family shares."""
+    from heart.analyses import audit_every_judge
 
-    return audit_judges(
-        load_comparisons(study.store), verdict_counts(study.store), study.config.ratings.level
-    )
+    return audit_every_judge(study.store, study.config.ratings.level)
 
 
 def report(study: Study, index: Path | None = None) -> ReportSummary:

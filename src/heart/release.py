@@ -7,7 +7,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +52,7 @@ from heart.store import (
     ScreeningRow,
     Store,
     SystemRow,
+    imported_judgment,
     now_iso,
 )
 from heart.strategies import Taxonomy, load_taxonomy
@@ -627,12 +628,21 @@ JUDGMENT_FIELDS = ("item_id", "judge", "a_system", "b_system", "winner")
 JUDGMENT_OPTIONS = ("a_contributor", "b_contributor", "rationale", "source")
 
 
-def judgment_rows(path: Path, seed: int) -> tuple[list[Row], list[Row], list[Row]]:
+PairOrder = Mapping[str, tuple[str, str]]
+"""Pair id -> its stored (a, b) completions."""
+
+
+def judgment_rows(
+    path: Path, seed: int, stored: PairOrder | None = None
+) -> tuple[list[Row], list[Row], list[Row]]:
     """Judgments from CSV/JSONL: item_id, judge, a_system, b_system, winner (a|b|tie), strength,
     optional a_contributor, b_contributor, rationale, source (human|llm; default human).
 
-    Returns the judges, pairs and judgments to add.
+    A row's a_system is the reply its judge saw first: each judgment keeps that order, relative
+    to the pair's a/b (``stored`` for pairs the study has, else the seeded order), so a judge who
+    saw a pair both ways keeps two judgments. Returns the judges, pairs and judgments to add.
     """
+    stored = stored or {}
     judges: dict[str, Row] = {}
     pairs: dict[str, Row] = {}
     judgments = []
@@ -652,12 +662,11 @@ def judgment_rows(path: Path, seed: int) -> tuple[list[Row], list[Row], list[Row
                 "rating), so judge it against another system's reply"
             )
         pid = pair_id(item, x, y)
-        a, b = seeded_order(seed, item, x, y)
+        a, b = stored.get(pid) or seeded_order(seed, item, x, y)
         pairs.setdefault(
             pid, (number, {"id": pid, "item_id": item, "a_id": a, "b_id": b, "design": "imported"})
         )
-        # the file's a_system is its first reply: its verdict is in those terms
-        winner = Presentation.of(a, b, first=x).to_pair(IMPORT_WINNERS[given])
+        shown = Presentation.of(a, b, first=x)  # the file's a_system was shown first
         judge: dict[str, Any] = {
             "name": f["judge"],
             "source": source,
@@ -671,13 +680,13 @@ def judgment_rows(path: Path, seed: int) -> tuple[list[Row], list[Row], list[Row
                 f"source {first[1]['source']}; one judge has one source"
             )
         check_row(JudgeRow, judge, where, "correct the row", {"name": "judge"})
-        judgment = {
-            "id": judgment_id(pid, f["judge"], Order.AB),
+        judgment: dict[str, Any] = {
+            "id": judgment_id(pid, f["judge"], shown.order),
             "pair_id": pid,
             "judge": f["judge"],
-            "order": Order.AB.value,
+            "order": shown.order.value,
             "status": Status.OK.value,
-            "winner": winner,
+            "winner": shown.to_pair(IMPORT_WINNERS[given]).value,
             "strength": strength,
             "axes": {},
             "rationale": f["rationale"],
@@ -755,7 +764,12 @@ def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummar
     if kind == "completions":
         tables = {"completions.jsonl": completion_rows(path)}
     elif kind == "judgments":
-        judges, pairs, judgments = judgment_rows(path, seed)
+        with store.session() as session:
+            orders = {
+                pid: (a, b)
+                for pid, a, b in session.execute(select(PairRow.id, PairRow.a_id, PairRow.b_id))
+            }
+        judges, pairs, judgments = judgment_rows(path, seed, orders)
         tables = {"judges.jsonl": judges, "pairs.jsonl": pairs, "judgments.jsonl": judgments}
     elif kind == "labels":
         raters, labels = label_rows(path)
@@ -771,6 +785,7 @@ def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummar
         if kind == "judgments":
             _require_pair_completions(session, path, tables["pairs.jsonl"])
             _require_judge_sources(session, path, tables["judges.jsonl"])
+            _refuse_verdicts_imported_unordered(session, path, tables["judgments.jsonl"])
             # judges and pairs the study already has are reused as they are
             for name, key in (("judges.jsonl", "name"), ("pairs.jsonl", "id")):
                 stored = _existing_keys(session, name, key)
@@ -788,6 +803,33 @@ def _require_pair_completions(session: Session, path: Path, pairs: list[Row]) ->
                     "for one of its two systems (check a_system/b_system and the contributors); "
                     "import or generate the completions first"
                 )
+
+
+def _refuse_verdicts_imported_unordered(session: Session, path: Path, judgments: list[Row]) -> None:
+    """Refuse a verdict shown b first whose twin (same judge and pair, shown a first, the same
+    winner, strength and rationale) is stored from an import and missing from the file. Earlier
+    releases stored every imported verdict as shown a first: the twin is most likely this very
+    row, imported before, and adding it would count the verdict twice."""
+    given = {(r["pair_id"], r["judge"], r["order"]) for _, r in judgments}
+    imported = session.execute(
+        select(JudgmentRow.pair_id, JudgmentRow.judge, JudgmentRow.order, JudgmentRow.winner,
+               JudgmentRow.strength, JudgmentRow.rationale)
+        .where(JudgmentRow.status == Status.OK, imported_judgment())
+    )  # fmt: skip
+    stored = {(pair, judge, order): said for pair, judge, order, *said in imported}
+    for number, r in judgments:
+        pair, judge = r["pair_id"], r["judge"]
+        if r["order"] != Order.BA or (pair, judge, Order.BA.value) in stored:
+            continue  # shown a first, or stored already
+        twin = (pair, judge, Order.AB.value)
+        if twin not in given and stored.get(twin) == [r["winner"], r["strength"], r["rationale"]]:
+            raise ImportRefused(
+                f"{path} line {number}: judge {r['judge']!r} has this verdict on this pair stored "
+                "already as if shown the other way round, as releases before this one stored "
+                "every imported verdict: most likely this row, imported before. Import the file "
+                "into a new study to keep the order shown (or, if the judge did see the pair both "
+                "ways, give both rows in one file); nothing was imported"
+            )
 
 
 def _require_judge_sources(session: Session, path: Path, judges: list[Row]) -> None:

@@ -7,11 +7,11 @@ import pytest
 from sqlalchemy import select
 from statsmodels.stats.proportion import proportion_confint
 
-from heart.analyses import audit_judges, load_comparisons, verdict_counts
+from heart.analyses import audit_every_judge, audit_judges, load_comparisons, verdict_counts
 from heart.stats import wilson_interval
 from heart.store import CompletionRow, JudgeRow, JudgmentRow, PairRow, Store, SystemRow
 
-from ..rows import seed_study
+from ..rows import Verdict, seed_study, seed_verdicts
 
 ITEMS = 10
 TEXTS = {"s1": "one two three four five", "s2": "one two", "warm": "so sorry, really"}
@@ -83,3 +83,67 @@ def test_wilson_interval_matches_statsmodels(hits: int, n: int) -> None:
     for level in (0.9, 0.95, 0.99):
         expected = proportion_confint(hits, n, alpha=1 - level, method="wilson")
         assert wilson_interval(hits, n, level) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_leaning_to_the_second_or_shorter_reply_is_told_with_that_sides_share(
+    store: Store,
+) -> None:
+    """ "the reply shown second won" and "prefers the shorter reply" quote the share of the side
+    they name, not the other side's."""
+    n = 12
+    verdicts = [
+        Verdict(i, "m1", "m2", judge, winner, order=order)
+        for i in range(n)
+        for order in ("ab", "ba")
+        # late: whatever is shown second wins; terse: m1, the shorter reply, in either order
+        for judge, winner in (("late", "b" if order == "ab" else "a"), ("terse", "a"))
+    ]
+    seed_verdicts(store, verdicts)
+    with store.session() as s:
+        for c in s.scalars(select(CompletionRow).where(CompletionRow.system == "m2")):
+            c.text = "a much longer reply than the other one"
+    audits = {a.judge: a for a in audit_judges(load_comparisons(store), verdict_counts(store))}
+    late, terse = audits["late"], audits["terse"]
+    assert late.first_position is not None and late.first_position.hits == 0
+    second = wilson_interval(2 * n, 2 * n, 0.95)
+    assert late.problems[0] == (
+        f"the reply shown second won 100% [{100 * second[0]:.0f}–100%] of {2 * n} verdicts"
+    )
+    assert terse.longer is not None and terse.longer.hits == 0
+    assert terse.cautions == (
+        f"prefers the shorter reply (100% [{100 * second[0]:.0f}–100%] of {2 * n})",
+    )
+
+
+def test_every_source_is_audited_and_imported_verdicts_are_told_apart(store: Store) -> None:
+    """An LLM judge heart called (its verdicts record their calls), a person in the web app
+    (the choice recorded), and an LLM judge and a person from a judgments file (neither): all
+    four are audited, LLM judges first, and only the file's verdicts count as imported."""
+    judges = {"called": "llm", "filed-llm": "llm", "web": "human", "filed": "human"}
+    verdicts = [
+        Verdict(i, "m1", "m2", judge, "a" if i % 4 else "tie", order="ab" if i % 2 else "ba")
+        for i in range(8)
+        for judge in judges
+    ]
+    seed_verdicts(store, verdicts, sources=judges)
+    with store.session() as s:
+        s.get(JudgeRow, "called").family = "m1"
+        s.get(SystemRow, "m2").family = "human"  # people wrote m2's replies
+        for row in s.scalars(select(JudgmentRow)):
+            if row.judge == "called":
+                row.call_hash, row.raw = f"h-{row.id}", "{}"
+            if row.judge == "web":
+                row.raw = '{"choice": "A+", "checklist": []}'
+    audits = audit_every_judge(store)
+    assert [(a.judge, a.source, a.counts.imported, a.imported) for a in audits] == [
+        ("called", "llm", 0, False),
+        ("filed-llm", "llm", 8, True),
+        ("filed", "human", 8, True),
+        ("web", "human", 0, False),
+    ]
+    for a in audits:  # items 0 and 4 are ties: among the verdicts, out of every share
+        assert (a.verdicts, a.ties, a.both_orders) == (8, 2, 0)
+        assert a.first_position is not None and a.first_position.n == 6
+        assert a.first_position.hits == 4  # a won on 1, 2, 3, 5, 6, 7; shown first on odd items
+    # a person's "family" holds every human reply: no own-family share
+    assert audits[0].own_family is not None and audits[2].own_family is None

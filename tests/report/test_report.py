@@ -142,7 +142,7 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         assert h2h.count() == 5
         assert h2h.first.locator("td").nth(2).inner_text() == f"{100 * won:.0f}%"
         assert page.locator("#reliability tbody tr").count() == 2
-        assert page.locator("#judge-audit tbody tr").count() == 2
+        assert page.locator("#judge-audit tbody tr").count() == 2 + 3  # judges, then raters
         study_list = page.locator("h2#study + ul li")  # a list, names as code: no raw Markdown
         assert study_list.first.inner_text().startswith("items: ")
         assert "`" not in page.locator("h2#study + ul").inner_text()

@@ -8,7 +8,13 @@ from heart.analyses._agreement import (
     analyse_agreement,
     human_llm_agreement,
 )
-from heart.analyses._audit import JudgeAudit, VerdictCounts, audit_judges, verdict_counts
+from heart.analyses._audit import (
+    JudgeAudit,
+    VerdictCounts,
+    audit_every_judge,
+    audit_judges,
+    verdict_counts,
+)
 from heart.analyses._boards import (
     BEST_HUMAN,
     SOURCE_TITLES,
@@ -157,6 +163,7 @@ __all__ = [
     "analyse_agreement",
     "analyse_rationales",
     "analyse_strategies",
+    "audit_every_judge",
     "audit_judges",
     "axis_scores",
     "best_human_comparisons",

@@ -1,10 +1,17 @@
-"""The judge audit: per judge, how its verdicts lean on things that should not matter.
+"""The judge audit: per judge or rater, how its verdicts lean on things that should not matter.
 
-For each judge: the flip rate (pairs seen in both A/B orders whose winner changed), the share of
-verdicts won by the reply shown first, by the longer reply, by the generic-warmth control, and by
-the judge's own family where it rated its own family. Each share carries a Wilson interval. A
-judge is flagged unreliable when its flip rate or position preference says its verdicts track
-the order of presentation rather than the replies; other leanings are listed as cautions.
+Every source is audited alike: LLM judges heart called, people in the web app, and judges of
+either kind whose verdicts were imported from a judgments file. For each: the flip rate (of the
+pairs it saw in both A/B orders with a winner both times, those whose winner changed), the share
+of verdicts won by the reply shown first, by the longer reply, by the generic-warmth control, and
+(LLM judges) by the judge's own family where it rated its own family. Each share carries a Wilson
+interval. A judge is flagged unreliable when its flip rate or position preference says its
+verdicts track the order of presentation rather than the replies; other leanings are listed as
+cautions.
+
+A tie ("about the same") favours neither position nor reply, so it takes no part in any share:
+the first-position share is the share of the verdicts that named a winner, and the audit says
+how many ties it left out. People are held to the same rules as LLM judges.
 """
 
 from __future__ import annotations
@@ -16,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Text, cast, func, select
 
-from heart.analyses._comparisons import Comparisons
+from heart.analyses._comparisons import Comparisons, load_comparisons
 from heart.stats import Share, wilson_interval
-from heart.store import JudgeRow, JudgmentRow, Store
+from heart.store import JudgeRow, JudgmentRow, Store, imported_judgment
 from heart.types import JudgeSource, Status, SystemKind
 
 POSITION_LIMIT = 0.70  # first-shown share beyond 70/30 (interval clear of 1/2) → unreliable
@@ -35,15 +42,21 @@ def _share(hits: int, n: int, level: float) -> Share | None:
 
 @dataclass(frozen=True)
 class VerdictCounts:
-    """What became of a judge's answers: valid, failed, and valid only after a re-ask."""
+    """What became of a judge's answers: valid, failed, valid only after a re-ask, and valid ones
+    imported from a judgments file (``heart.store.imported_judgment``)."""
 
     ok: int = 0
     failed: int = 0
     reasked: int = 0
+    imported: int = 0
 
 
 @dataclass(frozen=True)
 class JudgeAudit:
+    """One judge's or rater's audit, with the evidence behind it: ``verdicts`` counted (ties
+    included; ``ties`` of them named no winner), ``both_orders`` pairs seen in both orders, the
+    ``source`` (llm or human) and, in ``counts``, how many verdicts were imported."""
+
     judge: str
     family: str
     verdicts: int
@@ -55,10 +68,31 @@ class JudgeAudit:
     counts: VerdictCounts
     problems: tuple[str, ...]  # why the judge is unreliable
     cautions: tuple[str, ...]  # leanings worth knowing
+    source: str = JudgeSource.LLM.value
+    ties: int = 0
+    both_orders: int = 0
 
     @property
     def flagged(self) -> bool:
         return bool(self.problems)
+
+    @property
+    def person(self) -> bool:
+        """A human rater, not an LLM judge."""
+        return self.source == JudgeSource.HUMAN
+
+    @property
+    def imported(self) -> bool:
+        """Some of its verdicts came in by import (per ``counts``)."""
+        return self.counts.imported > 0
+
+
+def _leaning(share: Share) -> tuple[bool, Share]:
+    """Whether ``share`` leans to its own side (more than half), and the share of the side it
+    leans to: ``share`` itself, or the rest of its verdicts (the Wilson interval mirrors)."""
+    if share.value > 0.5:
+        return True, share
+    return False, Share(share.n - share.hits, share.n, 1 - share.high, 1 - share.low)
 
 
 def _clear_of_half(share: Share | None, limit: float) -> bool:
@@ -71,15 +105,18 @@ def _clear_of_half(share: Share | None, limit: float) -> bool:
 
 def _flip_share(
     comparisons: Comparisons, rows: npt.NDArray[np.bool_], level: float
-) -> Share | None:
-    """Pairs the judge saw in both orders, and how many changed winner."""
+) -> tuple[Share | None, int]:
+    """Of the pairs the judge saw in both orders with a winner both times, how many changed
+    winner; and how many pairs it saw in both orders at all."""
     by_pair: dict[int, dict[bool, int]] = {}
     for pair, order_ab, outcome in zip(
         comparisons.pair[rows], comparisons.order_ab[rows], comparisons.outcome[rows], strict=True
     ):
         by_pair.setdefault(int(pair), {})[bool(order_ab)] = int(outcome)
     both = [seen for seen in by_pair.values() if len(seen) == 2]
-    return _share(sum(seen[True] != seen[False] for seen in both), len(both), level)
+    decided = [seen for seen in both if 2 not in seen.values()]
+    changed = sum(seen[True] != seen[False] for seen in decided)
+    return _share(changed, len(decided), level), len(both)
 
 
 def audit_judges(
@@ -87,7 +124,8 @@ def audit_judges(
     counts: dict[str, VerdictCounts] | None = None,
     level: float = 0.95,
 ) -> list[JudgeAudit]:
-    """The audit of every judge in ``comparisons`` (ties take no part in the shares)."""
+    """The audit of every judge and rater in ``comparisons``, LLM judges first (ties take no
+    part in the shares; own family is a leaning of LLM judges only)."""
     counts = counts or {}
     a_won = comparisons.outcome == 0
     decided = comparisons.outcome != 2
@@ -98,9 +136,10 @@ def audit_judges(
     control = SystemKind.CONTROL.value
     audits = []
     for j, judge in enumerate(comparisons.judges):
-        mine = (comparisons.judge == j) & decided
+        theirs = comparisons.judge == j
+        mine = theirs & decided
         first = _share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
-        flip = _flip_share(comparisons, comparisons.judge == j, level)
+        flip, both_orders = _flip_share(comparisons, theirs, level)
 
         differ = mine & (comparisons.length_a != comparisons.length_b)
         longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
@@ -110,21 +149,25 @@ def audit_judges(
         control_won = np.where(kind_a == control, a_won, ~a_won)
         control_share = _share(int(control_won[vs_control].sum()), int(vs_control.sum()), level)
 
-        fam = comparisons.judge_families[j]
-        own_a, own_b = family_a == fam, family_b == fam
-        one_own = mine & (own_a != own_b)
-        own_won = np.where(own_a, a_won, ~a_won)
-        own = _share(int(own_won[one_own].sum()), int(one_own.sum()), level)
+        fam, source = comparisons.judge_families[j], comparisons.judge_sources[j]
+        own = None
+        if source == JudgeSource.LLM and fam:  # people's "family" is every human reply
+            own_a, own_b = family_a == fam, family_b == fam
+            one_own = mine & (own_a != own_b)
+            own_won = np.where(own_a, a_won, ~a_won)
+            own = _share(int(own_won[one_own].sum()), int(one_own.sum()), level)
 
         problems, cautions = [], []
         if first is not None and _clear_of_half(first, POSITION_LIMIT):
-            side = "first" if first.value > 0.5 else "second"
-            problems.append(f"the reply shown {side} won {first.text()} verdicts")
+            to_first, won = _leaning(first)
+            side = "first" if to_first else "second"
+            problems.append(f"the reply shown {side} won {won.text()} verdicts")
         if flip is not None and flip.low > FLIP_LIMIT:
             problems.append(f"its winner changed when the order was swapped in {flip.text()} pairs")
-        if _clear_of_half(longer, LEANING_LIMIT) and longer is not None:
-            side = "longer" if longer.value > 0.5 else "shorter"
-            cautions.append(f"prefers the {side} reply ({longer.text()})")
+        if longer is not None and _clear_of_half(longer, LEANING_LIMIT):
+            to_longer, won = _leaning(longer)
+            side = "longer" if to_longer else "shorter"
+            cautions.append(f"prefers the {side} reply ({won.text()})")
         if control_share is not None and control_share.low > 0.5:
             cautions.append(
                 f"prefers the generic-warmth control to real replies ({control_share.text()})"
@@ -135,7 +178,7 @@ def audit_judges(
             JudgeAudit(
                 judge=judge,
                 family=fam,
-                verdicts=int(mine.sum()),
+                verdicts=int(theirs.sum()),
                 first_position=first,
                 flip=flip,
                 longer=longer,
@@ -144,31 +187,47 @@ def audit_judges(
                 counts=counts.get(judge, VerdictCounts()),
                 problems=tuple(problems),
                 cautions=tuple(cautions),
+                source=source,
+                ties=int((theirs & ~decided).sum()),
+                both_orders=both_orders,
             )
         )
-    return audits
+    return sorted(audits, key=lambda a: (a.person, a.judge))
 
 
-def verdict_counts(
-    store: Store, *, source: JudgeSource = JudgeSource.LLM
-) -> dict[str, VerdictCounts]:
-    """Per judge of ``source``: valid verdicts, failed ones, and valid ones that needed a re-ask
-    (counted in the database: a re-asked verdict stores a non-empty list of refused answers)."""
-    reasked = func.length(cast(JudgmentRow.refused, Text)) > 2
+def audit_every_judge(store: Store, level: float = 0.95) -> list[JudgeAudit]:
+    """The audit of every judge and rater whose verdicts count, of either source, collected by
+    heart or imported."""
+    return audit_judges(load_comparisons(store, source="all"), verdict_counts(store), level)
+
+
+def verdict_counts(store: Store, *, source: JudgeSource | None = None) -> dict[str, VerdictCounts]:
+    """Per judge (of ``source``, or every judge): valid verdicts, failed ones, valid ones that
+    needed a re-ask (counted in the database: a re-asked verdict stores a non-empty list of
+    refused answers), and valid ones that came in by import."""
+    answers = select(
+        JudgmentRow.judge,
+        JudgmentRow.status,
+        (func.length(cast(JudgmentRow.refused, Text)) > 2).label("reasked"),
+        imported_judgment().label("imported"),
+    ).join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+    if source is not None:
+        answers = answers.where(JudgeRow.source == source)
+    each = answers.subquery()
+    columns = (each.c.judge, each.c.status, each.c.reasked, each.c.imported)
+    query = select(*columns, func.count()).group_by(*columns)
     tally: dict[str, Counter[str]] = {}
     with store.session() as session:
-        rows = session.execute(
-            select(JudgmentRow.judge, JudgmentRow.status, reasked, func.count())
-            .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
-            .where(JudgeRow.source == source)
-            .group_by(JudgmentRow.judge, JudgmentRow.status, reasked)
-        )
-        for judge, status, was_reasked, n in rows:
+        for judge, status, was_reasked, was_imported, n in session.execute(query):
             counter = tally.setdefault(judge, Counter())
             counter[status] += n
             if status == Status.OK and was_reasked:
                 counter["reasked"] += n
+            if status == Status.OK and was_imported:
+                counter["imported"] += n
     return {
-        judge: VerdictCounts(ok=c[Status.OK], failed=c[Status.FAILED], reasked=c["reasked"])
+        judge: VerdictCounts(
+            ok=c[Status.OK], failed=c[Status.FAILED], reasked=c["reasked"], imported=c["imported"]
+        )
         for judge, c in tally.items()
     }

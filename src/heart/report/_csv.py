@@ -104,16 +104,18 @@ def difference_rows(board: Board) -> list[list[Cell]]:
 
 
 AUDIT_HEADER = [
-    "judge", "family", "verdicts",
+    "judge", "family", "source", "imported", "verdicts", "ties", "both_orders",
     *(f"{check}_{col}" for check in AUDIT_CHECKS for col in SHARE_COLUMNS),
     "reasked", "failed", "flagged", "problems", "cautions",
 ]  # fmt: skip
 
 
 def audit_rows(audits: list[JudgeAudit]) -> list[list[Cell]]:
+    """One row per judge or rater: its source (llm or human), verdicts imported, verdicts
+    counted with the ties among them, pairs seen in both orders, then every share."""
     return [
         [
-            a.judge, a.family, a.verdicts,
+            a.judge, a.family, a.source, a.counts.imported, a.verdicts, a.ties, a.both_orders,
             *(cell for check in AUDIT_CHECKS for cell in _share(getattr(a, check))),
             a.counts.reasked, a.counts.failed, a.flagged, "; ".join(a.problems),
             "; ".join(a.cautions),

@@ -78,7 +78,7 @@ class StudyFacts:
     families: dict[str, str]
     boards: list[Board]
     agreement: AgreementReport | None = None
-    audit: list[JudgeAudit] = field(default_factory=list)
+    audit: list[JudgeAudit] = field(default_factory=list)  # every judge and rater, LLM first
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
     adversarial: AdversarialReport | None = None  # what the adversarial stage made
     factors: FactorStructure | None = None  # the HEART axes' factor structure (LLM judges)
@@ -164,7 +164,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
             comparisons, rounds=rounds, seed=seed, level=level, rule=evidence_rule(study)
         ),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
-        audit=audit_judges(comparisons.by_source("llm"), verdict_counts(study.store), level),
+        audit=audit_judges(comparisons, verdict_counts(study.store), level),
         left_out=left_out_judgments(study.store),
         factors=factor_structure(comparisons, rounds=rounds, seed=seed, level=level),
         adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),

@@ -7,7 +7,9 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.console import Group
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
 from heart.garbage import fewer_collections
@@ -197,7 +199,7 @@ def render_markdown(facts: StudyFacts) -> str:
     if facts.audit:
         out += markdown_table(audit_table(facts.audit))[2:]
     else:
-        out += ["No LLM judgments yet.", ""]
+        out += ["No verdicts yet.", ""]
     out += ["## Factor structure", ""]
     factors = factor_section(facts.factors, [a.judge for a in facts.audit if a.flagged])
     out += [line for warning in factors.warnings for line in (f"**{warning}**", "")]
@@ -334,7 +336,7 @@ def render_html(facts: StudyFacts) -> str:
             html_table(audit_table(facts.audit), lambda r: "flag" if facts.audit[r].flagged else "")
         )
     else:
-        parts.append("<p>No LLM judgments yet.</p>")
+        parts.append("<p>No verdicts yet.</p>")
     parts.append("<h2 id='factors'>Factor structure</h2>")
     factors = factor_section(facts.factors, [a.judge for a in facts.audit if a.flagged])
     parts += [f"<p class='flag' id='factor-warning'>{e(w)}</p>" for w in factors.warnings]
@@ -415,16 +417,44 @@ def terminal_conclusions(facts: StudyFacts, board: Board | None = None) -> list[
     return board_conclusions(board, facts.audit) if board is not None else []
 
 
-def terminal_audit(audits: list[JudgeAudit]) -> RichTable:
-    """The judge audit for the terminal: one column per judge, unreliable ones in red, and each
-    judge's conclusion in the caption."""
+RATER_COLUMNS = [
+    "judge", "source", "verdicts", "flip rate (both orders)", "first shown won", "longer won",
+    "control won", "audit",
+]  # fmt: skip
+"""The audit's columns that say something about a person (no family, re-asks or failures)."""
+
+
+def _judge_columns(audits: list[JudgeAudit]) -> RichTable:
+    """LLM judges, few with many checks: one column per judge, conclusions in the caption."""
     table = RichTable(title="Judge audit (LLM judges)")
     table.add_column("check")
     for audit in audits:
-        table.add_column(audit.judge, style="bold red" if audit.flagged else None)
+        table.add_column(Text(audit.judge), style="bold red" if audit.flagged else None)
     rows = [row[1:] for row in audit_rows(audits)]
     for i, head in enumerate(AUDIT_HEADER[1:-1]):
-        table.add_row(head, *(row[i] for row in rows))
-    table.caption = "\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits)
+        table.add_row(head, *(Text(row[i]) for row in rows))
+    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits))
     table.caption_style = "bold"
     return table
+
+
+def _rater_rows(audits: list[JudgeAudit]) -> RichTable:
+    """Human raters, perhaps many: one row per rater, the conclusion in the last column."""
+    table = RichTable(title="Judge audit (human raters)")
+    for head in RATER_COLUMNS:
+        table.add_column("rater" if head == "judge" else head)
+    at = [AUDIT_HEADER.index(head) for head in RATER_COLUMNS]
+    for audit, row in zip(audits, audit_rows(audits), strict=True):
+        table.add_row(*(Text(row[i]) for i in at), style="bold red" if audit.flagged else None)
+    return table
+
+
+def terminal_audit(audits: list[JudgeAudit]) -> Group:
+    """The judge audit for the terminal, unreliable judges and raters in red: LLM judges one
+    column each, human raters one row each. Names and cells are shown as written, never read as
+    console markup."""
+    judges = [a for a in audits if not a.person]
+    people = [a for a in audits if a.person]
+    return Group(
+        *([_judge_columns(judges)] if judges else []), *([_rater_rows(people)] if people else [])
+    )

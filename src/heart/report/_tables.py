@@ -323,17 +323,35 @@ def _share(share: Share | None) -> str:
 
 
 AUDIT_HEADER = [
-    "judge", "family", "verdicts", "flip rate (both orders)", "first shown won", "longer won",
-    "control won", "own family won", "re-asked", "failed", "audit",
+    "judge", "source", "family", "verdicts", "flip rate (both orders)", "first shown won",
+    "longer won", "control won", "own family won", "re-asked", "failed", "audit",
 ]  # fmt: skip
 
 AUDIT_NOTE = (
-    "Shares of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first "
-    "shown, longer and own family, and near 0% flip rate; the control should rarely win. Flip "
-    "rate needs pairs.both_orders: true, own family needs judging.own_family: allow. A judge is "
-    "flagged unreliable when the first-shown share is beyond 70/30 with its interval clear of "
-    "50%, or when the flip rate's interval lies above 25%."
+    "LLM judges and human raters, collected by heart or imported, held to the same rules. Shares "
+    "of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first shown, "
+    "longer and own family, and near 0% flip rate; the control should rarely win. A tie ("
+    '"about the same") favours neither reply: it takes no part in the shares, and verdicts '
+    "counts it. The flip rate counts pairs judged in both orders with a winner both times (LLM "
+    "judges need pairs.both_orders: true); own family is an LLM judge's (judging.own_family: "
+    "allow). A judge or rater is flagged unreliable when the first-shown share is beyond 70/30 "
+    "with its interval clear of 50%, or when the flip rate's interval lies above 25%."
 )
+
+
+def audit_source(audit: JudgeAudit) -> str:
+    """Who gave the verdicts and where they came from: "LLM judge", "person, imported", ..."""
+    who = "person" if audit.person else "LLM judge"
+    imported, ok = audit.counts.imported, audit.counts.ok
+    if not imported:
+        return who
+    return f"{who}, imported" if imported >= ok else f"{who}, {imported} of {ok} imported"
+
+
+def audit_verdicts(audit: JudgeAudit) -> str:
+    """The verdicts counted, with the ties among them: "40 (6 ties)"."""
+    ties = f" ({audit.ties} tie{'s' * (audit.ties != 1)})" if audit.ties else ""
+    return f"{audit.verdicts}{ties}"
 
 
 def audit_verdict(audit: JudgeAudit) -> str:
@@ -346,13 +364,14 @@ def audit_verdict(audit: JudgeAudit) -> str:
 
 
 def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
-    """One row per judge: its shares with intervals, its answer health, and the verdict."""
+    """One row per judge: who it is, its shares with intervals, its answer health, and the
+    verdict."""
 
     return [
         [
-            a.judge, a.family, str(a.verdicts), _share(a.flip), _share(a.first_position),
-            _share(a.longer), _share(a.control), _share(a.own_family), str(a.counts.reasked),
-            str(a.counts.failed), audit_verdict(a),
+            a.judge, audit_source(a), a.family, audit_verdicts(a), _share(a.flip),
+            _share(a.first_position), _share(a.longer), _share(a.control), _share(a.own_family),
+            str(a.counts.reasked), str(a.counts.failed), audit_verdict(a),
         ]
         for a in audits
     ]  # fmt: skip
@@ -360,7 +379,11 @@ def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
 
 def audit_table(audits: list[JudgeAudit]) -> Table:
     return Table(
-        "Judge audit (LLM judges)", AUDIT_HEADER, audit_rows(audits), AUDIT_NOTE, "judge-audit"
+        "Judge audit (LLM judges and human raters)",
+        AUDIT_HEADER,
+        audit_rows(audits),
+        AUDIT_NOTE,
+        "judge-audit",
     )
 
 

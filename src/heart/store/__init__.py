@@ -3,6 +3,7 @@
 from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
 from heart.store._db import Store, now_iso, open_store
 from heart.store._insert import add_if_missing
+from heart.store._origin import imported_judgment
 from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
@@ -49,6 +50,7 @@ __all__ = [
     "TaskRow",
     "add_if_missing",
     "counted_judgment",
+    "imported_judgment",
     "left_out_judgments",
     "left_out_reason",
     "now_iso",
