@@ -49,10 +49,12 @@ def test_imported_raters_are_audited_in_the_terminal_the_report_and_the_csv(
     assert "Judge audit (human raters)" in out and "Judge audit (LLM judges)" not in out
     bob = next(line for line in out.splitlines() if "│ bob" in line)
     assert "person, imported" in bob and "100% [72–100%] of 10" in bob
-    assert "UNRELIABLE: the reply shown first won 100% [72–100%] of 10 verdicts." in bob
+    assert bob.rstrip("│ ").endswith("unreliable")
+    assert "bob: UNRELIABLE: the reply shown first won 100% [72–100%] of 10 verdicts." in out
     assert ODD in out  # shown as written
     odd = next(line for line in out.splitlines() if ODD in line)
-    assert "10 (4 ties)" in odd and "no problem found" in odd
+    assert "10 (4 ties)" in odd and odd.rstrip("│ ").endswith("ok")
+    assert f"{ODD}:" not in out  # a rater with nothing to say gets no line under the table
     assert "Unreliable human raters: bob." in out and "Unreliable:" not in out
 
     heart("report", "--study", root)

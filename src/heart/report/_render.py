@@ -439,13 +439,19 @@ def _judge_columns(audits: list[JudgeAudit]) -> RichTable:
 
 
 def _rater_rows(audits: list[JudgeAudit]) -> RichTable:
-    """Human raters, perhaps many: one row per rater, the conclusion in the last column."""
+    """Human raters, perhaps many: one row per rater, a word for the conclusion in the last
+    column, and the reasons of those flagged or cautioned in the caption."""
     table = RichTable(title="Judge audit (human raters)")
     for head in RATER_COLUMNS:
         table.add_column("rater" if head == "judge" else head)
-    at = [AUDIT_HEADER.index(head) for head in RATER_COLUMNS]
+    at = [AUDIT_HEADER.index(head) for head in RATER_COLUMNS[:-1]]
     for audit, row in zip(audits, audit_rows(audits), strict=True):
-        table.add_row(*(Text(row[i]) for i in at), style="bold red" if audit.flagged else None)
+        word = "unreliable" if audit.flagged else "caution" if audit.cautions else "ok"
+        cells = [*(Text(row[i]) for i in at), Text(word)]
+        table.add_row(*cells, style="bold red" if audit.flagged else None)
+    noted = [a for a in audits if a.flagged or a.cautions]
+    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in noted))
+    table.caption_style = "bold"
     return table
 
 
