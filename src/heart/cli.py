@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,6 +26,7 @@ from rich.table import Table
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
+    from heart.check import CheckReport
     from heart.engine import Progress, RunSummary
     from heart.generate import GenerationSummary
     from heart.items.adversarial import AdversarialSummary
@@ -108,12 +111,18 @@ def init(
     )
 
 
-def _print_items(summary: ItemsSummary, requested: int) -> None:
-    """The items stage's counts by problem type and by screening rule."""
+def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
+    """The items stage's counts by problem type and by screening rule (or, when the LLM
+    screener's calls did not all get an answer, what failed); returns whether they all did."""
     selection = summary.selection
+    if not summary.complete:
+        assert summary.model_calls is not None
+        console.print(f"[yellow]The items were not changed: {_subsets(summary.stored)}.[/yellow]")
+        return _print_calls("screen", "no items chosen", summary.model_calls,
+                            "screener calls", command)  # fmt: skip
     if selection is None:
         console.print(f"items: {_subsets(summary.stored)} already built")
-        return
+        return True
     by_problem = selection.counts_by_problem()
     table = Table(
         title=f"{len(selection.items)} regular items from {summary.conversations} conversations"
@@ -137,6 +146,10 @@ def _print_items(summary: ItemsSummary, requested: int) -> None:
     console.print(
         f"Items {state} in {summary.seconds:.1f} s; the study has {_subsets(summary.stored)}."
     )
+    if summary.model_calls is not None:
+        _print_calls("screen", f"{len(selection.items)} items chosen", summary.model_calls,
+                     "screener calls", command)  # fmt: skip
+    return True
 
 
 def _subsets(counts: dict[str, int]) -> str:
@@ -155,13 +168,25 @@ def items_build(
     from heart.pipeline import build_items
 
     with _study(study) as s:
-        _print_items(build_items(s, esconv, ProgressBar()), s.config.items.regular)
+        summary = build_items(s, esconv, ProgressBar())
+        regular = s.config.items.regular
+    retry = _command("items build", study) + (
+        f" --esconv {shlex.quote(str(esconv))}" if esconv else ""
+    )
+    if not _print_items(summary, regular, retry):
+        raise typer.Exit(1)
 
 
-def _print_adversarial(summary: AdversarialSummary) -> None:
-    """Per escalation profile: conversations rewritten, kept, and rejected by reason."""
+def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
+    """Per escalation profile: conversations rewritten, kept, and rejected by reason (or, when
+    some calls got no answer, what failed: then nothing was stored); returns whether every call
+    was answered."""
     from heart.items.adversarial import MIN_TURNS
 
+    if not summary.model_calls.complete:
+        console.print("[yellow]The adversarial items were not changed.[/yellow]")
+        return _print_calls("adversarial", "no items kept", summary.model_calls,
+                            "rewriter or rater calls", command)  # fmt: skip
     table = Table(
         title=f"{summary.kept} adversarial items kept of {summary.sources} conversations "
         f"rewritten ({summary.requested} asked for)"
@@ -178,8 +203,8 @@ def _print_adversarial(summary: AdversarialSummary) -> None:
             f"[yellow]Only {summary.sources} conversations of the corpus have a supporter "
             f"greeting, {MIN_TURNS} or more turns and pass the safety screen.[/yellow]"
         )
-    _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
-                 "rewriter or rater calls failed")  # fmt: skip
+    return _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
+                        "rewriter or rater calls", command)  # fmt: skip
 
 
 @items_app.command("adversarial")
@@ -191,8 +216,10 @@ def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = Fa
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("adversarial",)), s.config.engine.budget_usd)
-        else:
-            _print_adversarial(pipeline.build_adversarial(s, ProgressBar()))
+            return
+        summary = pipeline.build_adversarial(s, ProgressBar())
+    if not _print_adversarial(summary, _command("items adversarial", study)):
+        raise typer.Exit(1)
 
 
 @items_app.command("show")
@@ -251,24 +278,60 @@ def items_list(study: StudyOption = Path(".")) -> None:
     console.print(table)
 
 
-def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> None:
-    """One line per stage: what was done, how many calls, from cache, failed; then the first
-    failure's reason."""
+def _command(stage: str, study: Path) -> str:
+    """The command line that runs ``stage`` on ``study`` again (the default folder left out)."""
+    return f"heart {stage}" + ("" if study == Path(".") else f" --study {shlex.quote(str(study))}")
+
+
+def _print_calls(stage: str, done: str, calls: RunSummary, what: str, command: str) -> bool:
+    """One line per stage: what was done, how many calls, from cache, failed. Then, when some
+    calls got no answer, the failures by cause with their fix and the command that asks again
+    for just those; returns whether every call was answered."""
     console.print(
         f"{stage}: {done}, {calls.calls} model calls ({calls.cached} from cache, "
-        f"{calls.failed} failed)"
+        f"{calls.failed} failed)",
+        highlight=False,
     )
     if calls.failed:
-        console.print(
-            f"[yellow]{calls.failed} {retry_note}; stored with their reason, never counted, and "
-            f"tried again on the next run. First reason: {calls.errors[0]}[/yellow]"
-        )
+        _print_failures(calls, what)
     if calls.not_started:
         console.print(
             f"[yellow]Budget reached: {calls.not_started} calls were not started (spent "
-            f"${calls.cost_usd:.4f}). Rerun to continue, after raising engine.budget_usd if "
-            "you want more per run.[/yellow]"
+            f"${calls.cost_usd:.4f}); raise engine.budget_usd if you want more per run.[/yellow]",
+            highlight=False,
         )
+    if calls.complete:
+        return True
+    missing = calls.failed + calls.not_started
+    console.print(
+        f"[bold]Retry just these {missing} calls (finished work is skipped): "
+        f"{escape(command)}[/bold]",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return False
+
+
+def _print_failures(calls: RunSummary, what: str) -> None:
+    """Failed calls by cause, most common first, each cause with its fix; under it, per model,
+    how many and the first reason."""
+    from heart.models._errors import FIXES
+
+    console.print(
+        f"[bold red]{calls.failed} {what} failed for good[/bold red] (stored with their "
+        "reason, never counted), by cause:",
+        highlight=False,
+    )
+    for cause, n in calls.by_cause().most_common():
+        console.print(f"  {cause}, {n} calls: {FIXES[cause]}", highlight=False, soft_wrap=True)
+        models: dict[tuple[str, str, str], list[str]] = {}
+        for f in calls.failures:
+            if f.cause is cause:
+                models.setdefault((f.provider, f.model, f.endpoint), []).append(f.reason)
+        for (provider, model, endpoint), reasons in models.items():
+            reason = reasons[0] if len(reasons[0]) <= 300 else reasons[0][:300] + "…"
+            line = f"{len(reasons)} to {provider} {model} at {endpoint}: {reason}"
+            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
 
 
 DryRunOption = Annotated[
@@ -313,23 +376,26 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
         console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
 
 
-def _print_generation(summary: GenerationSummary) -> None:
-    _print_calls(
+def _print_generation(summary: GenerationSummary, command: str) -> bool:
+    return _print_calls(
         "generate",
         f"{summary.fixed} fixed replies stored, {summary.already_done} completions already done",
         summary.model_calls,
-        "completions failed",
+        "completions",
+        command,
     )
 
 
-def _print_judging(summary: JudgingSummary) -> None:
-    _print_calls(
+def _print_judging(summary: JudgingSummary, command: str) -> bool:
+    complete = _print_calls(
         "judge",
         f"{summary.new_pairs} new pairs, {summary.already_done} judgments already done",
         summary.model_calls,
-        "verdicts failed or were invalid",
+        "verdicts",
+        command,
     )
     _print_schedule(summary.plan, summary.model_calls.reasks)
+    return complete
 
 
 def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
@@ -383,8 +449,10 @@ def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> N
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("generate",)), s.config.engine.budget_usd)
-        else:
-            _print_generation(pipeline.generate(s, ProgressBar()))
+            return
+        summary = pipeline.generate(s, ProgressBar())
+    if not _print_generation(summary, _command("generate", study)):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -395,18 +463,21 @@ def judge(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("judge",)), s.config.engine.budget_usd)
-        else:
-            _print_judging(pipeline.judge(s, ProgressBar()))
+            return
+        summary = pipeline.judge(s, ProgressBar())
+    if not _print_judging(summary, _command("judge", study)):
+        raise typer.Exit(1)
 
 
-def _print_strategies(summary: ClassificationSummary) -> None:
+def _print_strategies(summary: ClassificationSummary, command: str) -> bool:
     plan = summary.plan
-    _print_calls(
+    return _print_calls(
         "strategies",
         f"{plan.sampled} completions to label by {plan.classifier}, {plan.already_done} already "
         "labelled",
         summary.model_calls,
-        "classifications failed or were invalid",
+        "classifications",
+        command,
     )
 
 
@@ -419,24 +490,28 @@ def strategies(study: StudyOption = Path("."), dry_run: DryRunOption = False) ->
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("strategies",)), s.config.engine.budget_usd)
-        else:
-            _print_strategies(pipeline.classify_strategies(s, ProgressBar()))
+            return
+        summary = pipeline.classify_strategies(s, ProgressBar())
+    if not _print_strategies(summary, _command("strategies", study)):
+        raise typer.Exit(1)
 
 
-def _print_rationales(summary: RationaleCodingSummary) -> None:
+def _print_rationales(summary: RationaleCodingSummary, command: str) -> bool:
     rules = summary.rules
     console.print(
         f"rationales: {rules.coded} coded by the rule-based coder ({rules.coder}, codebook "
         f"{rules.codebook}), {rules.codes} themes found, {rules.already_done} coded before"
     )
-    if summary.llm is not None:
-        plan = summary.llm.plan
-        _print_calls(
-            "rationales",
-            f"{plan.to_code} rationales to code by {plan.coder}, {plan.already_done} already coded",
-            summary.llm.model_calls,
-            "codings failed or were invalid",
-        )
+    if summary.llm is None:
+        return True
+    plan = summary.llm.plan
+    return _print_calls(
+        "rationales",
+        f"{plan.to_code} rationales to code by {plan.coder}, {plan.already_done} already coded",
+        summary.llm.model_calls,
+        "codings",
+        command,
+    )
 
 
 @app.command()
@@ -449,8 +524,10 @@ def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) ->
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("rationales",)), s.config.engine.budget_usd)
             console.print("The rule-based coder makes no model calls.")
-        else:
-            _print_rationales(pipeline.code_rationales(s, ProgressBar()))
+            return
+        summary = pipeline.code_rationales(s, ProgressBar())
+    if not _print_rationales(summary, _command("rationales", study)):
+        raise typer.Exit(1)
 
 
 @judges_app.command("audit")
@@ -525,27 +602,106 @@ def report(
         _print_report(pipeline.report(s, index))
 
 
+def _print_check(report: CheckReport) -> None:
+    """Each problem on one line with its fix, else a short summary of what was checked; the
+    notes and the probes either way."""
+    for note in report.notes:
+        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    for probe in report.probes:
+        if probe.answered:
+            line = (
+                f"probe: {probe.provider} {probe.model} at {probe.endpoint} answered in "
+                f"{probe.seconds:.1f} s ({', '.join(probe.users)})"
+            )
+            console.print(escape(line), highlight=False, soft_wrap=True)
+    if report.problems:
+        n = len(report.problems)
+        console.print(f"[bold red]{n} problem{'s' * (n > 1)} in {escape(str(report.study))}:"
+                      "[/bold red]", highlight=False)  # fmt: skip
+        for problem in report.problems:
+            console.print(f"  {escape(str(problem))}", highlight=False, soft_wrap=True)
+        return
+    probed = f"; {len(report.probes)} probes answered" if report.probes else ""
+    console.print(
+        f"[green]All good[/green]: {escape('; '.join(report.checked))}{probed}.",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def check(
+    study: StudyOption = Path("."),
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also make one minimal call (a few tokens) to every model the study uses: "
+            "systems, judges, screener, rewriter, hostility rater, classifier, coder.",
+        ),
+    ] = False,
+) -> None:
+    """Check that the study is ready to run, changing nothing: the study file, every path it
+    names (corpus, capability index, store folder), every API key variable, the SDKs and the
+    embedded model, the store's schema.
+
+    Prints each problem on one line with its fix and exits with status 1 on any; else a short
+    summary and status 0. `heart run` starts with this check (without probes)."""
+    from heart.check import check_study
+
+    report = check_study(study, probe=probe)
+    _print_check(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 @app.command()
 def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     """Every stage in order (items, adversarial items, generate, judge, strategies when a
-    classifier is set, rationale coding, report), skipping finished work."""
-    from heart import pipeline
+    classifier is set, rationale coding, report), skipping finished work.
 
+    Starts with `heart check` (without probes) and stops on a problem. Stops after a stage
+    whose calls did not all get an answer, with exit status 1, the failures by cause and the
+    command that retries just those: judging never starts while replies are missing."""
+    from heart import pipeline
+    from heart.check import check_study
+
+    found = check_study(study)
+    if not found.ok:
+        _print_check(found)
+        raise typer.Exit(1)
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s), s.config.engine.budget_usd)
             return
         done = pipeline.run(s, ProgressBar())
-        _print_items(done.items, s.config.items.regular)
-        if done.adversarial is not None:
-            _print_adversarial(done.adversarial)
-    _print_generation(done.generation)
-    _print_judging(done.judging)
+        regular = s.config.items.regular
+    _print_items(done.items, regular, _command("items build", study))
+    if done.adversarial is not None:
+        _print_adversarial(done.adversarial, _command("items adversarial", study))
+    if done.generation is not None:
+        _print_generation(done.generation, _command("generate", study))
+    if done.judging is not None:
+        _print_judging(done.judging, _command("judge", study))
     if done.strategies is not None:
-        _print_strategies(done.strategies)
+        _print_strategies(done.strategies, _command("strategies", study))
     if done.rationales is not None:
-        _print_rationales(done.rationales)
-    _print_report(done.report)
+        _print_rationales(done.rationales, _command("rationales", study))
+    if done.report is not None:
+        _print_report(done.report)
+    if done.stopped is not None:
+        why = (
+            "replies are missing, so judging did not start"
+            if done.stopped == "generate"
+            else ("the later stages did not run")
+        )
+        console.print(
+            f"[bold red]heart run stopped after {done.stopped}: {why}.[/bold red] Finish those "
+            f"calls with the command above; then `{_command('run', study)}` goes on.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
     console.print(f"Done in {done.seconds:.0f} s.")
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec
-from heart.engine import PlannedModel, ProgressFn, plan_calls
+from heart.engine import CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
 from heart.generate import GenerationSummary, plan_generation
 from heart.generate import generate as _generate
 from heart.items import Selection, count_items, count_rewrites
@@ -45,18 +45,25 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
     from heart.report import StudyFacts
 
 Stage = Literal["adversarial", "generate", "judge", "strategies", "rationales"]
+RunStage = Literal["items", "adversarial", "generate", "judge", "strategies", "rationales"]
 
 
 @dataclass(frozen=True)
 class ItemsSummary:
-    """The items stage: the items stored per subset, and (when it ran) what the screen chose."""
+    """The items stage: the items stored per subset, (when it ran) what the screen chose, and
+    the LLM screener's calls when one is set (when some got no answer, nothing was chosen)."""
 
     stored: dict[str, int]
-    selection: Selection | None = None  # None when the stage was skipped
+    selection: Selection | None = None  # None when the stage was skipped or the screener failed
     conversations: int = 0
     duplicates: int = 0
     changed: bool = False
     seconds: float = 0.0
+    model_calls: RunSummary | None = None  # the LLM screener's, when one is set
+
+    @property
+    def complete(self) -> bool:
+        return self.model_calls is None or self.model_calls.complete
 
 
 @dataclass(frozen=True)
@@ -70,21 +77,26 @@ class ReportSummary:
 
 @dataclass(frozen=True)
 class StudyRun:
-    """Every stage of one `run`, and how long it took."""
+    """Every stage of one `run`, and how long it took.
+
+    A run stops after the first stage whose calls did not all get an answer (failed for good,
+    or not started for the budget): ``stopped`` names it, and the stages after it are None
+    (not run), so judging never starts while replies are missing."""
 
     items: ItemsSummary
-    adversarial: AdversarialSummary | None  # None when none are asked for or they are built
-    generation: GenerationSummary
-    judging: JudgingSummary
-    strategies: ClassificationSummary | None  # None when no classifier is set
-    report: ReportSummary
     seconds: float
+    adversarial: AdversarialSummary | None = None  # None when none are asked for or are built
+    generation: GenerationSummary | None = None
+    judging: JudgingSummary | None = None
+    strategies: ClassificationSummary | None = None  # None when no classifier is set
     rationales: RationaleCodingSummary | None = None  # the rule coder always, the LLM coder if set
+    report: ReportSummary | None = None
+    stopped: RunStage | None = None
 
     @property
     def board(self) -> Leaderboard | None:
         """The main leaderboard (LLM judges on all items when there are any)."""
-        return self.report.facts.board
+        return self.report.facts.board if self.report is not None else None
 
 
 @dataclass(frozen=True)
@@ -121,19 +133,27 @@ def build_items(
     start = time.perf_counter()
     corpus = load_corpus(study.esconv_path(esconv))
     spec = study.config.items
-    second_pass = None
+    screen = None
     if spec.screener is not None:
         from heart.items.llm_screen import llm_second_pass
 
-        second_pass = llm_second_pass(study, spec.screener, progress)
-    selection = select_regular_items(
-        corpus.conversations,
-        n_items=spec.regular,
-        seed=study.config.seed,
-        max_per_dialogue=spec.max_per_dialogue,
-        min_context_turns=spec.min_context_turns,
-        second_pass=second_pass,
-    )
+        screen = llm_second_pass(study, spec.screener, progress)
+    try:
+        selection = select_regular_items(
+            corpus.conversations,
+            n_items=spec.regular,
+            seed=study.config.seed,
+            max_per_dialogue=spec.max_per_dialogue,
+            min_context_turns=spec.min_context_turns,
+            second_pass=screen,
+        )
+    except CallsFailed as stopped:  # the stored items stay as they were
+        return ItemsSummary(
+            stored=count_items(study.store),
+            conversations=len(corpus.conversations),
+            seconds=time.perf_counter() - start,
+            model_calls=stopped.calls,
+        )
     changed = save_selection(study.store, corpus, selection)
     return ItemsSummary(
         stored=count_items(study.store),
@@ -142,6 +162,7 @@ def build_items(
         duplicates=corpus.duplicates,
         changed=changed,
         seconds=time.perf_counter() - start,
+        model_calls=screen.calls if screen is not None else None,
     )
 
 
@@ -216,20 +237,46 @@ def capability_index(study: Study, index: Path | None = None) -> CapabilityIndex
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     """Every stage in order (regular items unless some are stored, adversarial items unless
     they are settled, generate, judge, strategies when a classifier is set, rationale coding,
-    report)."""
+    report), after the checks of :func:`heart.check.check_study` (a problem raises
+    CheckFailed before anything runs). The run stops after a stage whose calls did not all get
+    an answer; ``StudyRun.stopped`` names it."""
+    from heart.check import require_ready
+
     start = time.perf_counter()
+    require_ready(study)
     capability_index(study)  # a bad index file stops the run before any model is called
     stored = count_items(study.store)
     items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
-    adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
+    done = StudyRun(items, seconds=0.0)
+
+    def stop(stage: RunStage | None) -> StudyRun:
+        return replace(done, seconds=time.perf_counter() - start, stopped=stage)
+
+    if not items.complete:
+        return stop("items")
+    if _adversarial_due(study):
+        done = replace(done, adversarial=build_adversarial(study, progress))
+        if done.adversarial is not None and not done.adversarial.model_calls.complete:
+            return stop("adversarial")
     generation = generate(study, progress)
+    done = replace(done, generation=generation)
+    if not generation.model_calls.complete:  # replies are missing: judge nothing
+        return stop("generate")
     judging = judge(study, progress)
-    labels = classify_strategies(study, progress) if study.config.strategies.classifier else None
+    done = replace(done, judging=judging)
+    if not judging.model_calls.complete:
+        return stop("judge")
+    if study.config.strategies.classifier:
+        labels = classify_strategies(study, progress)
+        done = replace(done, strategies=labels)
+        if not labels.model_calls.complete:
+            return stop("strategies")
     rationales = code_rationales(study, progress)
-    return StudyRun(
-        items, adversarial, generation, judging, labels, report(study),
-        seconds=time.perf_counter() - start, rationales=rationales,
-    )  # fmt: skip
+    done = replace(done, rationales=rationales)
+    if rationales.llm is not None and not rationales.llm.model_calls.complete:
+        return stop("rationales")
+    done = replace(done, report=report(study))
+    return stop(None)
 
 
 def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
@@ -293,6 +340,7 @@ __all__ = [
     "DryRun",
     "ItemsSummary",
     "ReportSummary",
+    "RunStage",
     "StagePlan",
     "StudyRun",
     "audit",

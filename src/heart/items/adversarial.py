@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
 from heart.corpus import Corpus, load_corpus
-from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
+from heart.engine import Call, CallsFailed, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.errors import HeartError
 from heart.items._adversarial import (
     MIN_TURNS,
@@ -203,7 +203,9 @@ class ProfileCounts:
 @dataclass(frozen=True)
 class AdversarialSummary:
     """What the stage did: items asked for, conversations found to rewrite, per-profile
-    outcomes, the model calls, and whether the stored adversarial items changed."""
+    outcomes, the model calls, and whether the stored adversarial items changed. When some
+    calls got no answer (``model_calls.complete`` is false) nothing was stored and no
+    profile has counts."""
 
     requested: int
     by_profile: dict[str, ProfileCounts]
@@ -253,17 +255,14 @@ class _Stage:
             run_calls(calls, self.study.store, label=label, progress=self.progress,
                       spec=self.study.config.engine)
         )  # fmt: skip
-        for name in ("calls", "cached", "failed", "retries", "tokens_in", "tokens_out",
-                     "not_started", "reasks"):  # fmt: skip
-            setattr(self.total, name, getattr(self.total, name) + getattr(summary, name))
-        self.total.cost_usd += summary.cost_usd
-        self.total.errors.extend(summary.errors)
-        if summary.failed or summary.not_started:
+        self.total.add(summary)
+        if not summary.complete:
             first = summary.errors[0] if summary.errors else "the budget stopped the run"
-            raise HeartError(
+            raise CallsFailed(
                 f"{label}: no answer for {summary.failed + summary.not_started} of {len(calls)} "
                 f"calls (first: {first}); the adversarial items were not changed. Rerun "
-                "`heart items adversarial`: answers already given are reused"
+                "`heart items adversarial`: answers already given are reused",
+                self.total,
             )
 
     def _rewrite_round(self, pending: list[_Try], round_no: int) -> None:
@@ -462,10 +461,13 @@ def build_adversarial(study: Study, progress: ProgressFn | None = None) -> Adver
     spec = study.config.items
     corpus, sources = _sources(study) if spec.adversarial else (Corpus(), [])
     stage = _Stage(study, progress)
-    states = stage.run(sources) if sources else []
-    controls = stage.rate_sources(sources) if sources else {}
-    changed = _save(study, corpus, states, stage, controls)
     by_profile: dict[str, ProfileCounts] = {p.value: ProfileCounts() for p in Profile}
+    try:
+        states = stage.run(sources) if sources else []
+        controls = stage.rate_sources(sources) if sources else {}
+    except CallsFailed as stopped:  # nothing is stored; the next build reuses the answers
+        return AdversarialSummary(spec.adversarial, by_profile, stopped.calls, changed=False)
+    changed = _save(study, corpus, states, stage, controls)
     for s in states:
         counts = by_profile[s.source.profile.value]
         rejected = counts.rejected + Counter(p.reason for p in s.problems if s.status == REJECTED)
