@@ -275,5 +275,5 @@ def test_strategies_adversarial_and_the_llm_coder_fail_loudly(
         )
     )
     out = _failing_stage(root, server, ["items", "adversarial"])
-    assert "The adversarial items were not changed." in out and "  auth, 1 calls:" in out
+    assert "The adversarial items were not changed." in out and "  auth, 1 call:" in out
     assert _count(root, "rewrites") == 0

@@ -115,6 +115,7 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
+    valid: bool = True  # the study file passed validation (else ``problems`` say why)
 
     @property
     def ok(self) -> bool:
@@ -461,7 +462,7 @@ def check_study(root: str | Path, *, probe: bool = False) -> CheckReport:
     try:
         config = load_study(root)
     except ConfigError as exc:
-        return CheckReport(root, _config_problems(exc))
+        return CheckReport(root, _config_problems(exc), valid=False)
     where = _Where(root / STUDY_FILE)
     counts = f"{_count(len(config.systems), 'system')}, {_count(len(config.judges), 'judge')}"
     report = CheckReport(root, checked=[f"{root / STUDY_FILE} valid ({counts})"])

@@ -164,7 +164,11 @@ def items_build(
         Path | None, typer.Option(help="ESConv file or folder (default: items.esconv).")
     ] = None,
 ) -> None:
-    """Screen every couplet of the corpus and store the regular items, with a summary."""
+    """Screen every couplet of the corpus and store the regular items, with a summary.
+
+    With an LLM screener (items.screener): exits 1 when some calls failed for good (or the
+    budget stopped them), printing them by cause with their fix and the command that asks
+    again for just those; the items then stay as they were."""
     from heart.pipeline import build_items
 
     with _study(study) as s:
@@ -210,7 +214,11 @@ def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
 @items_app.command("adversarial")
 def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     """Rewrite the seeker turns of items.adversarial conversations to escalation profiles, rate
-    and check every rewrite, and store the kept ones as adversarial items."""
+    and check every rewrite, and store the kept ones as adversarial items.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those; nothing is then
+    stored."""
     from heart import pipeline
 
     with _study(study) as s:
@@ -303,9 +311,9 @@ def _print_calls(stage: str, done: str, calls: RunSummary, what: str, command: s
     if calls.complete:
         return True
     missing = calls.failed + calls.not_started
+    these = f"these {missing} calls" if missing > 1 else "this call"
     console.print(
-        f"[bold]Retry just these {missing} calls (finished work is skipped): "
-        f"{escape(command)}[/bold]",
+        f"[bold]Retry just {these} (finished work is skipped): {escape(command)}[/bold]",
         highlight=False,
         soft_wrap=True,
     )
@@ -323,7 +331,8 @@ def _print_failures(calls: RunSummary, what: str) -> None:
         highlight=False,
     )
     for cause, n in calls.by_cause().most_common():
-        console.print(f"  {cause}, {n} calls: {FIXES[cause]}", highlight=False, soft_wrap=True)
+        calls_n = f"{n} call{'s' * (n > 1)}"
+        console.print(f"  {cause}, {calls_n}: {FIXES[cause]}", highlight=False, soft_wrap=True)
         models: dict[tuple[str, str, str], list[str]] = {}
         for f in calls.failures:
             if f.cause is cause:
@@ -338,40 +347,62 @@ DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the calls, tokens and cost this would spend, per endpoint and model; "
-        "call nothing.",
+        help="Print the calls, tokens and cost this would spend, per endpoint and model; call "
+        "nothing. Work the earlier stages have not done yet is projected (items, replies, "
+        "verdicts) and the calls that read it are counted as estimates.",
+    ),
+]
+ReplyTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--reply-tokens",
+        min=1,
+        help="With --dry-run: assume every reply not generated yet is this many tokens long "
+        "(default: its system's max_tokens, the most it can be).",
     ),
 ]
 
 
 def _print_dry_run(plan: DryRun, budget: float | None) -> None:
-    """Per stage: calls, cached, new, tokens and the most they can cost, per endpoint."""
+    """Per stage: calls, cached, new, of them estimated, tokens and the most they can cost, per
+    endpoint; then what the estimates assume."""
     for stage in plan.stages:
         if stage.stage == "adversarial":
             extra = " (first tries; hostility ratings and retries come on top)"
         elif stage.stage == "generate":
             extra = f" ({stage.fixed} fixed replies to store)"
         elif stage.stage == "rationales":
-            extra = " (the LLM coder, on the rationales stored so far)"
-        elif len(plan.stages) > 1:
-            extra = " (pairs stored so far; new completions add pairs)"
+            extra = " (the LLM coder)"
         else:
             extra = ""
         table = Table(title=f"{stage.stage}: what a run would call{extra}")
-        for col in ("provider", "endpoint", "model", "calls", "cached", "new", "≈ tokens in",
-                    "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
+        for col in ("provider", "endpoint", "model", "calls", "cached", "new", "estimated",
+                    "≈ tokens in", "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
             table.add_column(
                 col, justify="left" if col in ("provider", "endpoint", "model") else "right"
             )
         for p in stage.models:
-            counts = (p.calls, p.cached, p.calls - p.cached)
+            counts = (p.calls, p.cached, p.calls - p.cached, p.estimated)
             table.add_row(p.provider, p.endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
                           f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
         if not stage.models:
-            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0")
+            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0", "0")
         console.print(table)
         if stage.judging is not None:
             _print_schedule(stage.judging, 0)
+    estimated = plan.estimated
+    if estimated:
+        console.print(
+            f"{estimated} of these calls are estimates: they read work not done yet, so their "
+            "tokens in (and the pairs and samples they come from) are projected. Assumed:",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif plan.notes:
+        console.print("Assumed:")
+    for note in plan.notes:
+        console.print(f"  - {escape(note)}", highlight=False, soft_wrap=True)
+    console.print(f"At most ${plan.max_cost_usd:.4f} in all.", highlight=False)
     if budget is not None and plan.max_cost_usd > budget:
         console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
 
@@ -443,7 +474,10 @@ def _print_report(summary: ReportSummary) -> None:
 
 @app.command()
 def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Generate every missing completion (models, the ESConv original, controls)."""
+    """Generate every missing completion (models, the ESConv original, controls).
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
@@ -456,13 +490,22 @@ def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> N
 
 
 @app.command()
-def judge(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
+def judge(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
+    """Build the pairs and ask every LLM judge for the verdicts it has not given yet.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("judge",)), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, ("judge",), reply_tokens), s.config.engine.budget_usd
+            )
             return
         summary = pipeline.judge(s, ProgressBar())
     if not _print_judging(summary, _command("judge", study)):
@@ -482,14 +525,23 @@ def _print_strategies(summary: ClassificationSummary, command: str) -> bool:
 
 
 @app.command()
-def strategies(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def strategies(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
     """Label completions with the 15 support strategies (strategies.classifier, else the
-    embedded model): strategies.completions of them spread over systems, or all."""
+    embedded model): strategies.completions of them spread over systems, or all.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("strategies",)), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, ("strategies",), reply_tokens), s.config.engine.budget_usd
+            )
             return
         summary = pipeline.classify_strategies(s, ProgressBar())
     if not _print_strategies(summary, _command("strategies", study)):
@@ -515,14 +567,23 @@ def _print_rationales(summary: RationaleCodingSummary, command: str) -> bool:
 
 
 @app.command()
-def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def rationales(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
     """Code judges' and raters' rationales with the codebook's themes: the rule-based coder, then
-    the LLM coder when rationales.coder is set. Only rationales not coded yet are read."""
+    the LLM coder when rationales.coder is set. Only rationales not coded yet are read.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("rationales",)), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, ("rationales",), reply_tokens), s.config.engine.budget_usd
+            )
             console.print("The rule-based coder makes no model calls.")
             return
         summary = pipeline.code_rationales(s, ProgressBar())
@@ -656,7 +717,11 @@ def check(
 
 
 @app.command()
-def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def run(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
     """Every stage in order (items, adversarial items, generate, judge, strategies when a
     classifier is set, rationale coding, report), skipping finished work.
 
@@ -667,12 +732,17 @@ def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     from heart.check import check_study
 
     found = check_study(study)
-    if not found.ok:
+    if not found.ok and not (dry_run and found.valid):
         _print_check(found)
         raise typer.Exit(1)
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, reply_tokens=reply_tokens), s.config.engine.budget_usd
+            )
+            if not found.ok:  # the price is known; a real run would stop on these first
+                _print_check(found)
+                raise typer.Exit(1)
             return
         done = pipeline.run(s, ProgressBar())
         regular = s.config.items.regular

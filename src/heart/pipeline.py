@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec
-from heart.engine import CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
-from heart.generate import GenerationSummary, plan_generation
+from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
+from heart.generate import GenerationSummary
 from heart.generate import generate as _generate
 from heart.items import Selection, count_items, count_rewrites
 from heart.items.adversarial import AdversarialSummary, plan_adversarial
@@ -115,11 +115,19 @@ class StagePlan:
 
 @dataclass(frozen=True)
 class DryRun:
+    """What each stage would call, and what was assumed about work not done yet."""
+
     stages: list[StagePlan] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def max_cost_usd(self) -> float:
         return sum(s.max_cost_usd for s in self.stages)
+
+    @property
+    def estimated(self) -> int:
+        """New calls, over every stage, that read projected work."""
+        return sum(m.estimated for s in self.stages for m in s.models)
 
 
 def build_items(
@@ -128,7 +136,7 @@ def build_items(
     """Screen every couplet of the corpus (``esconv`` or ``items.esconv``) and store the regular
     items; ``progress`` follows the optional LLM screener's calls."""
     from heart.corpus import load_corpus
-    from heart.items import save_selection, select_regular_items
+    from heart.items import save_selection, select_study_items
 
     start = time.perf_counter()
     corpus = load_corpus(study.esconv_path(esconv))
@@ -139,14 +147,7 @@ def build_items(
 
         screen = llm_second_pass(study, spec.screener, progress)
     try:
-        selection = select_regular_items(
-            corpus.conversations,
-            n_items=spec.regular,
-            seed=study.config.seed,
-            max_per_dialogue=spec.max_per_dialogue,
-            min_context_turns=spec.min_context_turns,
-            second_pass=screen,
-        )
+        selection = select_study_items(corpus.conversations, spec, study.config.seed, screen)
     except CallsFailed as stopped:  # the stored items stay as they were
         return ItemsSummary(
             stored=count_items(study.store),
@@ -279,35 +280,73 @@ def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     return stop(None)
 
 
-def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
-    """The calls, tokens and most cost each stage would spend now (default: the stages `run`
-    would do); nothing is called. The adversarial stage counts its first tries (ratings and
-    retries come on top); judging plans the pairs stored so far (new completions add pairs)."""
+def dry_run(
+    study: Study, stages: tuple[Stage, ...] | None = None, reply_tokens: int | None = None
+) -> DryRun:
+    """The calls, tokens and most cost each stage would spend (default: the stages `run` would
+    do); nothing is called.
+
+    Each stage is priced as it would run once the stages before it in `run` are done: work not
+    done yet is projected (the items the rules choose, every reply not generated yet as long as
+    ``reply_tokens``, else its system's ``max_tokens``, every verdict's rationale as long as its
+    judge's ``max_tokens``), and the calls that read projected work are counted as estimates
+    (``PlannedModel.estimated``); ``DryRun.notes`` say what was assumed. The adversarial stage
+    counts its first tries (ratings and retries come on top)."""
+    from heart.projection import judging_inputs, project, projected_rationales
+
     if stages is None:
         due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
         labels: tuple[Stage, ...] = ("strategies",) if study.config.strategies.classifier else ()
         coder: tuple[Stage, ...] = ("rationales",) if study.config.rationales.coder else ()
         stages = (*due, "generate", "judge", *labels, *coder)
-    plans = []
+    plan = DryRun()
+
+    def priced(calls: list[Call], estimates: list[bool]) -> list[PlannedModel]:
+        guessed = {id(call) for call, guess in zip(calls, estimates, strict=True) if guess}
+        return plan_calls(calls, study.store, lambda call: id(call) in guessed)
+
     if "adversarial" in stages:
         calls = plan_adversarial(study)
-        plans.append(StagePlan("adversarial", plan_calls(calls, study.store)))
+        plan.stages.append(StagePlan("adversarial", plan_calls(calls, study.store)))
+    if stages == ("adversarial",):
+        return plan
+    projection = project(study, reply_tokens)
+    plan.notes.extend(projection.item_notes)
     if "generate" in stages:
-        generation = plan_generation(study)
-        models = plan_calls(generation.calls, study.store)
-        plans.append(StagePlan("generate", models, fixed=len(generation.fixed)))
+        generation = projection.generation
+        guesses = [item.id in projection.estimated_items for item, _ in generation.asks]
+        models = priced(generation.calls, guesses)
+        plan.stages.append(StagePlan("generate", models, fixed=len(generation.fixed)))
+    if {"judge", "strategies", "rationales"} & set(stages):
+        plan.notes.extend(projection.reply_notes)
+    coder_spec = study.config.rationales.coder if "rationales" in stages else None
+    if "judge" in stages or coder_spec is not None:
+        inputs = judging_inputs(study, projection)
+        judging = plan_judging(study, inputs)
     if "judge" in stages:
-        judging = plan_judging(study)
-        models = plan_calls(judging.calls, study.store)
-        plans.append(StagePlan("judge", models, judging=judging))
+        guesses = [
+            projection.reads_estimates(pair.item_id, shown.first, shown.second)
+            for pair, _, shown in judging.asks
+        ]
+        plan.stages.append(StagePlan("judge", priced(judging.calls, guesses), judging=judging))
     if "strategies" in stages:
-        labelling = plan_classification(study)
-        plans.append(StagePlan("strategies", plan_calls(labelling.calls, study.store)))
+        labelling = plan_classification(study, replies=(projection.replies, projection.items))
+        guesses = [projection.reads_estimates(c.item_id, c.id) for c in labelling.asks]
+        plan.stages.append(StagePlan("strategies", priced(labelling.calls, guesses)))
     if "rationales" in stages:  # the rule-based coder makes no model calls
-        spec = study.config.rationales.coder
-        calls = plan_llm_coding(study, spec).calls if spec is not None else []
-        plans.append(StagePlan("rationales", plan_calls(calls, study.store)))
-    return DryRun(plans)
+        models = []
+        if coder_spec is not None:
+            projected = projected_rationales(judging, inputs)
+            coding = plan_llm_coding(study, coder_spec, projected)
+            new = {r.judgment_id for r in projected}
+            models = priced(coding.calls, [r.judgment_id in new for r in coding.asks])
+            if projected:
+                plan.notes.append(
+                    f"{len(projected)} verdicts are not given yet: their rationales are assumed "
+                    "as long as each judge's max_tokens (an upper bound)"
+                )
+        plan.stages.append(StagePlan("rationales", models))
+    return plan
 
 
 def export(study: Study, out: Path) -> dict[str, int]:

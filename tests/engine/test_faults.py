@@ -196,9 +196,12 @@ def test_dry_run_calls_nothing_and_prices_the_work(server: FaultServer, tmp_path
         ("openai", f"{base}/v1", "gpt-fake"),
         ("anthropic", base, "claude-fake"),
     ):
-        # 8 calls, none cached, 8 new, at the endpoint the system names
-        row = rf"{provider}\s*│\s*{re.escape(endpoint)}\s*│\s*{model}\s*│\s*8\s*│\s*0\s*│\s*8\s*│"
-        assert re.search(row, out), out
+        # 8 regular items and the demo's 2 adversarial ones, not built yet (estimates): 10
+        # calls, none cached, 10 new, 2 estimated, at the endpoint the system names
+        cells = rf"{provider}|{re.escape(endpoint)}|{model}|10|0|10|2|".replace("|", r"\s*│\s*")
+        assert re.search(cells, out), out
+    assert "  - 2 adversarial items are not built yet: priced on their source conversations' " \
+        "turns (the rewrites, and which are kept, are estimates)" in out  # fmt: skip
     assert server.requests == []
     with sqlite3.connect(root / "heart.db") as conn:
         assert conn.execute("SELECT count(*) FROM completions").fetchone() == (0,)

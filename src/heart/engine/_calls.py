@@ -13,7 +13,7 @@ import contextlib
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from sqlalchemy import delete, insert, select
@@ -177,7 +177,8 @@ ProgressFn = Callable[[Progress], None]
 
 @dataclass(frozen=True)
 class PlannedModel:
-    """What a dry run expects to spend on one model at one endpoint."""
+    """What a dry run expects to spend on one model at one endpoint; ``estimated`` of the new
+    calls ask about work not done yet (their prompts, and so tokens in, are estimates)."""
 
     provider: str
     endpoint: str
@@ -187,6 +188,7 @@ class PlannedModel:
     tokens_in: int
     max_tokens_out: int
     max_cost_usd: float
+    estimated: int = 0
 
 
 def _usable(call: Call, response: ChatResponse) -> bool:
@@ -227,26 +229,27 @@ def _cached_answers(store: Store, keys: list[str]) -> dict[str, ChatResponse]:
     return found
 
 
-def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
-    """A dry run: per endpoint and model, how many calls are new, and their tokens and cost at
-    most."""
+def plan_calls(
+    calls: Sequence[Call], store: Store, estimated: Callable[[Call], bool] | None = None
+) -> list[PlannedModel]:
+    """A dry run: per endpoint and model, how many calls are new (and how many of those are
+    ``estimated``), and their tokens and cost at most."""
     cached = _cached_answers(store, [c.key for c in calls])
     plans: dict[tuple[str, str, str], PlannedModel] = {}
     for call in calls:
         key = (*call.endpoint, call.model.model)
         old = plans.get(key) or PlannedModel(*key, 0, 0, 0, 0, 0.0)
         if call.key in cached and _usable(call, cached[call.key]):
-            plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
-                                      old.max_tokens_out, old.max_cost_usd)  # fmt: skip
+            plans[key] = replace(old, calls=old.calls + 1, cached=old.cached + 1)
             continue
         tokens_in, tokens_out = call.estimated_tokens_in, call.request.max_tokens
-        plans[key] = PlannedModel(
-            *key,
-            old.calls + 1,
-            old.cached,
-            old.tokens_in + tokens_in,
-            old.max_tokens_out + tokens_out,
-            old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
+        plans[key] = replace(
+            old,
+            calls=old.calls + 1,
+            tokens_in=old.tokens_in + tokens_in,
+            max_tokens_out=old.max_tokens_out + tokens_out,
+            max_cost_usd=old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
+            estimated=old.estimated + bool(estimated and estimated(call)),
         )
     return sorted(plans.values(), key=lambda p: (p.provider, p.endpoint, p.model))
 

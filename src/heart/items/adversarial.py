@@ -39,7 +39,7 @@ from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_ch
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, RewriteRow, now_iso
 from heart.study import Study
-from heart.types import Role, Subset
+from heart.types import Item, Role, Subset
 
 REWRITER_PROMPT = "adversarial-rewriter"
 RATER_PROMPT = "hostility-rater"
@@ -52,6 +52,7 @@ __all__ = [
     "ProfileCounts",
     "build_adversarial",
     "plan_adversarial",
+    "projected_items",
 ]
 TEXT_CHARS = 400  # the longest rewritten seeker turn
 TURN_KEY = re.compile(r"turn_([0-9]{1,3})")
@@ -453,6 +454,14 @@ def plan_adversarial(study: Study) -> list[Call]:
              group=f"rw/{s.key}", on_result=lambda _s, _r, e: e, price=spec.rewriter.price)
         for s in _sources(study)[1]
     ]  # fmt: skip
+
+
+def projected_items(study: Study) -> list[Item]:
+    """The adversarial items a build would make if every rewrite were kept with its source's
+    turns: a dry run's stand-ins (the rewrites, and which are kept, come only from a build)."""
+    if not study.config.items.adversarial:
+        return []
+    return [adversarial_item(s, s.turns, {}) for s in _sources(study)[1]]
 
 
 def build_adversarial(study: Study, progress: ProgressFn | None = None) -> AdversarialSummary:
