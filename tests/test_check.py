@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from heart.check import Problem, check_study
-from heart.study import create_study
+from heart import pipeline
+from heart.check import CheckFailed, Problem, check_study
+from heart.study import create_study, open_study
 
 from .fakes.fault_server import FaultServer
 from .helpers import heart, rewrite_study
@@ -79,6 +80,10 @@ def test_three_mistakes_are_three_lines_with_their_fix_and_run_stops_on_them(
     run = heart("run", "--study", root, check=False)
     assert run.returncode == 1 and run.stdout.splitlines() == expected
     assert sorted(p.name for p in root.iterdir()) == before  # nothing ran, nothing was written
+    # a dry run still prices what it can, then names what a real run would stop on
+    priced = heart("run", "--dry-run", "--study", root, check=False)
+    assert priced.returncode == 1 and priced.stdout.splitlines()[-5:] == expected
+    assert "  - the items to come cannot be projected (" in priced.stdout
     assert server.requests == []
 
 
@@ -184,3 +189,17 @@ def test_probe_calls_each_model_once_the_way_its_stage_does(tmp_path: Path) -> N
         assert system.body["stream"] is True and "response_format" not in system.body
         assert judge.body["response_format"]["type"] == "json_schema"
         assert system.body["max_tokens"] == judge.body["max_tokens"] == 16
+
+
+def test_the_python_run_raises_the_problems_before_any_stage(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    root = _study(tmp_path / "s", server)
+    with open_study(root) as study, pytest.raises(CheckFailed) as raised:
+        pipeline.run(study)
+    assert [p.problem for p in raised.value.problems] == [
+        "the environment variable HEART_TEST_KEY is not set (needed by system sys-a, judge judge)"
+    ]
+    assert server.requests == []
+    with open_study(root) as study:
+        assert pipeline.dry_run(study).stages  # a dry run needs no key
