@@ -171,6 +171,6 @@ def test_the_judge_dry_run_says_which_calls_are_estimates_and_on_what_assumption
         long = _planned(pipeline.dry_run(study, ("judge",), reply_tokens=100))["judge"]
     assert short[:2] == long[:2] == (18, 15)
     # per item, 5 of the 6 pairs read a stand-in reply, one of them two: 18 stand-ins in all,
-    # each 450 characters longer (a stand-in word is 5 characters; 4 make a token)
-    assert abs(long[2] - short[2] - 18 * 450 / 4) <= 15  # a call's count rounds down
+    # each 90 tokens longer
+    assert long[2] - short[2] == 18 * 90
     assert server.requests == []

@@ -22,9 +22,9 @@ from heart.store import CompletionRow, ItemRow
 from heart.study import Study
 from heart.types import Item, Status, SystemKind
 
-ASSUMED_WORD = "word "
-"""A stand-in reply is this word repeated once per assumed token (four characters and a space:
-about one token by the engine's estimate of four characters a token)."""
+ASSUMED_WORD = "abc "
+"""A stand-in reply is this word repeated once per assumed token: four characters, one token
+by the engine's estimate (four characters a token)."""
 
 
 def assumed_text(tokens: int) -> str:
