@@ -238,14 +238,15 @@ def capability_index(study: Study, index: Path | None = None) -> CapabilityIndex
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     """Every stage in order (regular items unless some are stored, adversarial items unless
     they are settled, generate, judge, strategies when a classifier is set, rationale coding,
-    report), after the checks of :func:`heart.check.check_study` (a problem raises
-    CheckFailed before anything runs). The run stops after a stage whose calls did not all get
-    an answer; ``StudyRun.stopped`` names it."""
+    report), after reading the capability index (a bad one raises IndexFileError) and the
+    checks of :func:`heart.check.check_config` (a problem raises CheckFailed), before anything
+    runs. The run stops after a stage whose calls did not all get an answer;
+    ``StudyRun.stopped`` names it."""
     from heart.check import require_ready
 
     start = time.perf_counter()
-    require_ready(study)
     capability_index(study)  # a bad index file stops the run before any model is called
+    require_ready(study)
     stored = count_items(study.store)
     items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
     done = StudyRun(items, seconds=0.0)
