@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,6 +27,7 @@ from rich.text import Text
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
+    from heart.check import CheckReport
     from heart.engine import Progress, RunSummary
     from heart.generate import GenerationSummary
     from heart.items.adversarial import AdversarialSummary
@@ -135,12 +138,18 @@ def init(
     )
 
 
-def _print_items(summary: ItemsSummary, requested: int) -> None:
-    """The items stage's counts by problem type and by screening rule."""
+def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
+    """The items stage's counts by problem type and by screening rule (or, when the LLM
+    screener's calls did not all get an answer, what failed); returns whether they all did."""
     selection = summary.selection
+    if not summary.complete:
+        assert summary.model_calls is not None
+        console.print(f"[yellow]The items were not changed: {_subsets(summary.stored)}.[/yellow]")
+        return _print_calls("screen", "no items chosen", summary.model_calls,
+                            "screener calls", command)  # fmt: skip
     if selection is None:
         console.print(f"items: {_subsets(summary.stored)} already built")
-        return
+        return True
     by_problem = selection.counts_by_problem()
     table = Table(
         title=f"{len(selection.items)} regular items from {summary.conversations} conversations"
@@ -164,6 +173,10 @@ def _print_items(summary: ItemsSummary, requested: int) -> None:
     console.print(
         f"Items {state} in {summary.seconds:.1f} s; the study has {_subsets(summary.stored)}."
     )
+    if summary.model_calls is not None:
+        _print_calls("screen", f"{len(selection.items)} items chosen", summary.model_calls,
+                     "screener calls", command)  # fmt: skip
+    return True
 
 
 def _subsets(counts: dict[str, int]) -> str:
@@ -178,17 +191,33 @@ def items_build(
         Path | None, typer.Option(help="ESConv file or folder (default: items.esconv).")
     ] = None,
 ) -> None:
-    """Screen every couplet of the corpus and store the regular items, with a summary."""
+    """Screen every couplet of the corpus and store the regular items, with a summary.
+
+    With an LLM screener (items.screener): exits 1 when some calls failed for good (or the
+    budget stopped them), printing them by cause with their fix and the command that asks
+    again for just those; the items then stay as they were."""
     from heart.pipeline import build_items
 
     with _study(study) as s:
-        _print_items(build_items(s, esconv, ProgressBar()), s.config.items.regular)
+        summary = build_items(s, esconv, ProgressBar())
+        regular = s.config.items.regular
+    retry = _command("items build", study) + (
+        f" --esconv {shlex.quote(str(esconv))}" if esconv else ""
+    )
+    if not _print_items(summary, regular, retry):
+        raise typer.Exit(1)
 
 
-def _print_adversarial(summary: AdversarialSummary) -> None:
-    """Per escalation profile: conversations rewritten, kept, and rejected by reason."""
+def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
+    """Per escalation profile: conversations rewritten, kept, and rejected by reason (or, when
+    some calls got no answer, what failed: then nothing was stored); returns whether every call
+    was answered."""
     from heart.items.adversarial import MIN_TURNS
 
+    if not summary.model_calls.complete:
+        console.print("[yellow]The adversarial items were not changed.[/yellow]")
+        return _print_calls("adversarial", "no items kept", summary.model_calls,
+                            "rewriter or rater calls", command)  # fmt: skip
     table = Table(
         title=f"{summary.kept} adversarial items kept of {summary.sources} conversations "
         f"rewritten ({summary.requested} asked for)"
@@ -205,21 +234,27 @@ def _print_adversarial(summary: AdversarialSummary) -> None:
             f"[yellow]Only {summary.sources} conversations of the corpus have a supporter "
             f"greeting, {MIN_TURNS} or more turns and pass the safety screen.[/yellow]"
         )
-    _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
-                 "rewriter or rater calls failed")  # fmt: skip
+    return _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
+                        "rewriter or rater calls", command)  # fmt: skip
 
 
 @items_app.command("adversarial")
 def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
     """Rewrite the seeker turns of items.adversarial conversations to escalation profiles, rate
-    and check every rewrite, and store the kept ones as adversarial items."""
+    and check every rewrite, and store the kept ones as adversarial items.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those; nothing is then
+    stored."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("adversarial",)), s.config.engine.budget_usd)
-        else:
-            _print_adversarial(pipeline.build_adversarial(s, ProgressBar()))
+            return
+        summary = pipeline.build_adversarial(s, ProgressBar())
+    if not _print_adversarial(summary, _command("items adversarial", study)):
+        raise typer.Exit(1)
 
 
 @items_app.command("show")
@@ -278,85 +313,147 @@ def items_list(study: StudyOption = Path(".")) -> None:
     console.print(table)
 
 
-def _print_calls(stage: str, done: str, calls: RunSummary, retry_note: str) -> None:
-    """One line per stage: what was done, how many calls, from cache, failed; then the first
-    failure's reason."""
+def _command(stage: str, study: Path) -> str:
+    """The command line that runs ``stage`` on ``study`` again (the default folder left out)."""
+    return f"heart {stage}" + ("" if study == Path(".") else f" --study {shlex.quote(str(study))}")
+
+
+def _print_calls(stage: str, done: str, calls: RunSummary, what: str, command: str) -> bool:
+    """One line per stage: what was done, how many calls, from cache, failed. Then, when some
+    calls got no answer, the failures by cause with their fix and the command that asks again
+    for just those; returns whether every call was answered."""
     console.print(
         f"{stage}: {done}, {calls.calls} model calls ({calls.cached} from cache, "
-        f"{calls.failed} failed)"
+        f"{calls.failed} failed)",
+        highlight=False,
     )
     if calls.failed:
-        console.print(
-            f"[yellow]{calls.failed} {retry_note}; stored with their reason, never counted, and "
-            f"tried again on the next run. First reason: {calls.errors[0]}[/yellow]"
-        )
+        _print_failures(calls, what)
     if calls.not_started:
         console.print(
             f"[yellow]Budget reached: {calls.not_started} calls were not started (spent "
-            f"${calls.cost_usd:.4f}). Rerun to continue, after raising engine.budget_usd if "
-            "you want more per run.[/yellow]"
+            f"${calls.cost_usd:.4f}); raise engine.budget_usd if you want more per run.[/yellow]",
+            highlight=False,
         )
+    if calls.complete:
+        return True
+    missing = calls.failed + calls.not_started
+    these = f"these {missing} calls" if missing > 1 else "this call"
+    console.print(
+        f"[bold]Retry just {these} (finished work is skipped): {escape(command)}[/bold]",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return False
+
+
+def _print_failures(calls: RunSummary, what: str) -> None:
+    """Failed calls by cause, most common first, each cause with its fix; under it, per model,
+    how many and the first reason."""
+    from heart.models._errors import FIXES
+
+    console.print(
+        f"[bold red]{calls.failed} {what} failed for good[/bold red] (stored with their "
+        "reason, never counted), by cause:",
+        highlight=False,
+    )
+    for cause, n in calls.by_cause().most_common():
+        calls_n = f"{n} call{'s' * (n > 1)}"
+        console.print(f"  {cause}, {calls_n}: {FIXES[cause]}", highlight=False, soft_wrap=True)
+        models: dict[tuple[str, str, str], list[str]] = {}
+        for f in calls.failures:
+            if f.cause is cause:
+                models.setdefault((f.provider, f.model, f.endpoint), []).append(f.reason)
+        for (provider, model, endpoint), reasons in models.items():
+            reason = reasons[0] if len(reasons[0]) <= 300 else reasons[0][:300] + "…"
+            line = f"{len(reasons)} to {provider} {model} at {endpoint}: {reason}"
+            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
 
 
 DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the calls, tokens and cost this would spend, per endpoint and model; "
-        "call nothing.",
+        help="Print the calls, tokens and cost this would spend, per endpoint and model; call "
+        "nothing. Work the earlier stages have not done yet is projected (items, replies, "
+        "verdicts) and the calls that read it are counted as estimates.",
+    ),
+]
+ReplyTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--reply-tokens",
+        min=1,
+        help="With --dry-run: assume every reply not generated yet is this many tokens long "
+        "(default: its system's max_tokens, the most it can be).",
     ),
 ]
 
 
 def _print_dry_run(plan: DryRun, budget: float | None) -> None:
-    """Per stage: calls, cached, new, tokens and the most they can cost, per endpoint."""
+    """Per stage: calls, cached, new, of them estimated, tokens and the most they can cost, per
+    endpoint; then what the estimates assume."""
     for stage in plan.stages:
         if stage.stage == "adversarial":
             extra = " (first tries; hostility ratings and retries come on top)"
         elif stage.stage == "generate":
             extra = f" ({stage.fixed} fixed replies to store)"
         elif stage.stage == "rationales":
-            extra = " (the LLM coder, on the rationales stored so far)"
-        elif len(plan.stages) > 1:
-            extra = " (pairs stored so far; new completions add pairs)"
+            extra = " (the LLM coder)"
         else:
             extra = ""
         table = Table(title=f"{stage.stage}: what a run would call{extra}")
-        for col in ("provider", "endpoint", "model", "calls", "cached", "new", "≈ tokens in",
-                    "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
+        for col in ("provider", "endpoint", "model", "calls", "cached", "new", "estimated",
+                    "≈ tokens in", "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
             table.add_column(
                 col, justify="left" if col in ("provider", "endpoint", "model") else "right"
             )
         for p in stage.models:
-            counts = (p.calls, p.cached, p.calls - p.cached)
+            counts = (p.calls, p.cached, p.calls - p.cached, p.estimated)
             table.add_row(p.provider, p.endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
                           f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
         if not stage.models:
-            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0")
+            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0", "0")
         console.print(table)
         if stage.judging is not None:
             _print_schedule(stage.judging, 0)
+    estimated = plan.estimated
+    if estimated:
+        console.print(
+            f"{estimated} of these calls are estimates: they read work not done yet, so their "
+            "tokens in (and the pairs and samples they come from) are projected. Assumed:",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif plan.notes:
+        console.print("Assumed:")
+    for note in plan.notes:
+        console.print(f"  - {escape(note)}", highlight=False, soft_wrap=True)
+    console.print(f"At most ${plan.max_cost_usd:.4f} in all.", highlight=False)
     if budget is not None and plan.max_cost_usd > budget:
         console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
 
 
-def _print_generation(summary: GenerationSummary) -> None:
-    _print_calls(
+def _print_generation(summary: GenerationSummary, command: str) -> bool:
+    return _print_calls(
         "generate",
         f"{summary.fixed} fixed replies stored, {summary.already_done} completions already done",
         summary.model_calls,
-        "completions failed",
+        "completions",
+        command,
     )
 
 
-def _print_judging(summary: JudgingSummary) -> None:
-    _print_calls(
+def _print_judging(summary: JudgingSummary, command: str) -> bool:
+    complete = _print_calls(
         "judge",
         f"{summary.new_pairs} new pairs, {summary.already_done} judgments already done",
         summary.model_calls,
-        "verdicts failed or were invalid",
+        "verdicts",
+        command,
     )
     _print_schedule(summary.plan, summary.model_calls.reasks)
+    return complete
 
 
 def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
@@ -406,80 +503,121 @@ def _print_report(summary: ReportSummary) -> None:
 
 @app.command()
 def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Generate every missing completion (models, the ESConv original, controls)."""
+    """Generate every missing completion (models, the ESConv original, controls).
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("generate",)), s.config.engine.budget_usd)
-        else:
-            _print_generation(pipeline.generate(s, ProgressBar()))
+            return
+        summary = pipeline.generate(s, ProgressBar())
+    if not _print_generation(summary, _command("generate", study)):
+        raise typer.Exit(1)
 
 
 @app.command()
-def judge(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Build the pairs and ask every LLM judge for the verdicts it has not given yet."""
+def judge(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
+    """Build the pairs and ask every LLM judge for the verdicts it has not given yet.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("judge",)), s.config.engine.budget_usd)
-        else:
-            _print_judging(pipeline.judge(s, ProgressBar()))
+            _print_dry_run(
+                pipeline.dry_run(s, ("judge",), reply_tokens), s.config.engine.budget_usd
+            )
+            return
+        summary = pipeline.judge(s, ProgressBar())
+    if not _print_judging(summary, _command("judge", study)):
+        raise typer.Exit(1)
 
 
-def _print_strategies(summary: ClassificationSummary) -> None:
+def _print_strategies(summary: ClassificationSummary, command: str) -> bool:
     plan = summary.plan
-    _print_calls(
+    return _print_calls(
         "strategies",
         f"{plan.sampled} completions to label by {plan.classifier}, {plan.already_done} already "
         "labelled",
         summary.model_calls,
-        "classifications failed or were invalid",
+        "classifications",
+        command,
     )
 
 
 @app.command()
-def strategies(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def strategies(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
     """Label completions with the 15 support strategies (strategies.classifier, else the
-    embedded model): strategies.completions of them spread over systems, or all."""
+    embedded model): strategies.completions of them spread over systems, or all.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("strategies",)), s.config.engine.budget_usd)
-        else:
-            _print_strategies(pipeline.classify_strategies(s, ProgressBar()))
+            _print_dry_run(
+                pipeline.dry_run(s, ("strategies",), reply_tokens), s.config.engine.budget_usd
+            )
+            return
+        summary = pipeline.classify_strategies(s, ProgressBar())
+    if not _print_strategies(summary, _command("strategies", study)):
+        raise typer.Exit(1)
 
 
-def _print_rationales(summary: RationaleCodingSummary) -> None:
+def _print_rationales(summary: RationaleCodingSummary, command: str) -> bool:
     rules = summary.rules
     console.print(
         f"rationales: {rules.coded} coded by the rule-based coder ({rules.coder}, codebook "
         f"{rules.codebook}), {rules.codes} themes found, {rules.already_done} coded before"
     )
-    if summary.llm is not None:
-        plan = summary.llm.plan
-        _print_calls(
-            "rationales",
-            f"{plan.to_code} rationales to code by {plan.coder}, {plan.already_done} already coded",
-            summary.llm.model_calls,
-            "codings failed or were invalid",
-        )
+    if summary.llm is None:
+        return True
+    plan = summary.llm.plan
+    return _print_calls(
+        "rationales",
+        f"{plan.to_code} rationales to code by {plan.coder}, {plan.already_done} already coded",
+        summary.llm.model_calls,
+        "codings",
+        command,
+    )
 
 
 @app.command()
-def rationales(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def rationales(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
     """Code judges' and raters' rationales with the codebook's themes: the rule-based coder, then
-    the LLM coder when rationales.coder is set. Only rationales not coded yet are read."""
+    the LLM coder when rationales.coder is set. Only rationales not coded yet are read.
+
+    Exits 1 when some calls failed for good (or the budget stopped them), printing them by
+    cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s, ("rationales",)), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, ("rationales",), reply_tokens), s.config.engine.budget_usd
+            )
             console.print("The rule-based coder makes no model calls.")
-        else:
-            _print_rationales(pipeline.code_rationales(s, ProgressBar()))
+            return
+        summary = pipeline.code_rationales(s, ProgressBar())
+    if not _print_rationales(summary, _command("rationales", study)):
+        raise typer.Exit(1)
 
 
 @judges_app.command("audit")
@@ -572,27 +710,115 @@ def report(
         _print_report(pipeline.report(s, index))
 
 
-@app.command()
-def run(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
-    """Every stage in order (items, adversarial items, generate, judge, strategies when a
-    classifier is set, rationale coding, report), skipping finished work."""
-    from heart import pipeline
+def _print_check(report: CheckReport) -> None:
+    """Each problem on one line with its fix, else a short summary of what was checked; the
+    notes and the probes either way."""
+    for note in report.notes:
+        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    for probe in report.probes:
+        if probe.answered:
+            line = (
+                f"probe: {probe.provider} {probe.model} at {probe.endpoint} answered in "
+                f"{probe.seconds:.1f} s ({', '.join(probe.users)})"
+            )
+            console.print(escape(line), highlight=False, soft_wrap=True)
+    if report.problems:
+        n = len(report.problems)
+        console.print(f"[bold red]{n} problem{'s' * (n > 1)} in {escape(str(report.study))}:"
+                      "[/bold red]", highlight=False)  # fmt: skip
+        for problem in report.problems:
+            console.print(f"  {escape(str(problem))}", highlight=False, soft_wrap=True)
+        return
+    probed = f"; {len(report.probes)} probes answered" if report.probes else ""
+    console.print(
+        f"[green]All good[/green]: {escape('; '.join(report.checked))}{probed}.",
+        highlight=False,
+        soft_wrap=True,
+    )
 
+
+@app.command()
+def check(
+    study: StudyOption = Path("."),
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also make one minimal call (a few tokens) to every model the study uses: "
+            "systems, judges, screener, rewriter, hostility rater, classifier, coder.",
+        ),
+    ] = False,
+) -> None:
+    """Check that the study is ready to run, changing nothing: the study file, every path it
+    names (corpus, capability index, store folder), every API key variable, the SDKs and the
+    embedded model, the store's schema.
+
+    Prints each problem on one line with its fix and exits with status 1 on any; else a short
+    summary and status 0. `heart run` starts with this check (without probes)."""
+    from heart.check import check_study
+
+    report = check_study(study, probe=probe)
+    _print_check(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    study: StudyOption = Path("."),
+    dry_run: DryRunOption = False,
+    reply_tokens: ReplyTokensOption = None,
+) -> None:
+    """Every stage in order (items, adversarial items, generate, judge, strategies when a
+    classifier is set, rationale coding, report), skipping finished work.
+
+    Starts with `heart check` (without probes) and stops on a problem. Stops after a stage
+    whose calls did not all get an answer, with exit status 1, the failures by cause and the
+    command that retries just those: judging never starts while replies are missing."""
+    from heart import pipeline
+    from heart.check import check_study
+
+    found = check_study(study)
+    if not found.ok and not (dry_run and found.valid):
+        _print_check(found)
+        raise typer.Exit(1)
     with _study(study) as s:
         if dry_run:
-            _print_dry_run(pipeline.dry_run(s), s.config.engine.budget_usd)
+            _print_dry_run(
+                pipeline.dry_run(s, reply_tokens=reply_tokens), s.config.engine.budget_usd
+            )
+            if not found.ok:  # the price is known; a real run would stop on these first
+                _print_check(found)
+                raise typer.Exit(1)
             return
         done = pipeline.run(s, ProgressBar())
-        _print_items(done.items, s.config.items.regular)
-        if done.adversarial is not None:
-            _print_adversarial(done.adversarial)
-    _print_generation(done.generation)
-    _print_judging(done.judging)
+        regular = s.config.items.regular
+    _print_items(done.items, regular, _command("items build", study))
+    if done.adversarial is not None:
+        _print_adversarial(done.adversarial, _command("items adversarial", study))
+    if done.generation is not None:
+        _print_generation(done.generation, _command("generate", study))
+    if done.judging is not None:
+        _print_judging(done.judging, _command("judge", study))
     if done.strategies is not None:
-        _print_strategies(done.strategies)
+        _print_strategies(done.strategies, _command("strategies", study))
     if done.rationales is not None:
-        _print_rationales(done.rationales)
-    _print_report(done.report)
+        _print_rationales(done.rationales, _command("rationales", study))
+    if done.report is not None:
+        _print_report(done.report)
+    if done.stopped is not None:
+        why = (
+            "replies are missing, so judging did not start"
+            if done.stopped == "generate"
+            else ("the later stages did not run")
+        )
+        console.print(
+            f"[bold red]heart run stopped after {done.stopped}: {why}.[/bold red] Finish those "
+            f"calls with the command above; then `{_command('run', study)}` goes on.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
     console.print(f"Done in {done.seconds:.0f} s.")
 
 

@@ -483,6 +483,24 @@ def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
     return None
 
 
+def setting_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """The 1-based line of every setting in a study file's text, keyed by its path (as in
+    ``("systems", 0, "model")``); empty when the text is not readable YAML."""
+    lines: dict[tuple[Any, ...], int] = {}
+    try:
+        node = yaml.compose(text)
+        if node is not None:
+            _line_index(node, (), lines, STUDY_FILE)
+    except (yaml.YAMLError, ConfigError, RecursionError):
+        return {}
+    return lines
+
+
+def setting_line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
+    """The line of the setting at ``loc``, else of its nearest parent that the file sets."""
+    return _line_of(lines, loc)
+
+
 def _study_text(text: str | bytes, source: str) -> str:
     """The study file's text; a byte that is not UTF-8 is refused with its line."""
     if isinstance(text, str):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -49,9 +49,14 @@ class GenerationSummary:
     already_done: int
 
 
+def fixed_reply(item: Item, system: SystemSpec) -> str:
+    """The reply of a system that calls no model: the ESConv original's, or a control's."""
+    return item.reference if system.kind is SystemKind.DATASET else (system.reply or "")
+
+
 def _store_fixed(session: Session, item: Item, system: SystemSpec) -> None:
     """The ESConv original or a control's reply (over any row it replaces)."""
-    text = item.reference if system.kind is SystemKind.DATASET else (system.reply or "")
+    text = fixed_reply(item, system)
     session.merge(
         CompletionRow(
             id=completion_id(item.id, system.name),
@@ -101,13 +106,18 @@ class GenerationPlan:
     fixed: list[tuple[Item, SystemSpec]]
     calls: list[Call]
     already_done: int
+    asks: list[tuple[Item, SystemSpec]] = field(default_factory=list)  # each call's item, system
 
 
-def plan_generation(study: Study) -> GenerationPlan:
-    """Every completion of a non-human system that is missing or failed, as work to do."""
+def plan_generation(study: Study, items: Sequence[Item] | None = None) -> GenerationPlan:
+    """Every completion of a non-human system that is missing or failed, as work to do, for
+    the stored items (or ``items``: a dry run's projection)."""
     prompt = study.use_prompt(GENERATION_PROMPT)
     with study.store.session() as session:
-        items = [item_from_row(r) for r in session.scalars(select(ItemRow).order_by(ItemRow.id))]
+        if items is None:
+            items = [
+                item_from_row(r) for r in session.scalars(select(ItemRow).order_by(ItemRow.id))
+            ]
         done = {
             (r.item_id, r.system)
             for r in session.scalars(select(CompletionRow).where(CompletionRow.status == Status.OK))
@@ -135,6 +145,7 @@ def plan_generation(study: Study) -> GenerationPlan:
                     price=system.model.price,
                 )
             )
+            plan.asks.append((item, system))
     return plan
 
 

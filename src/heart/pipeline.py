@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec
-from heart.engine import PlannedModel, ProgressFn, plan_calls
-from heart.generate import GenerationSummary, plan_generation
+from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
+from heart.generate import GenerationSummary
 from heart.generate import generate as _generate
 from heart.items import Selection, count_items, count_rewrites
 from heart.items.adversarial import AdversarialSummary, plan_adversarial
@@ -46,18 +46,25 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
     from heart.report import StudyFacts
 
 Stage = Literal["adversarial", "generate", "judge", "strategies", "rationales"]
+RunStage = Literal["items", "adversarial", "generate", "judge", "strategies", "rationales"]
 
 
 @dataclass(frozen=True)
 class ItemsSummary:
-    """The items stage: the items stored per subset, and (when it ran) what the screen chose."""
+    """The items stage: the items stored per subset, (when it ran) what the screen chose, and
+    the LLM screener's calls when one is set (when some got no answer, nothing was chosen)."""
 
     stored: dict[str, int]
-    selection: Selection | None = None  # None when the stage was skipped
+    selection: Selection | None = None  # None when the stage was skipped or the screener failed
     conversations: int = 0
     duplicates: int = 0
     changed: bool = False
     seconds: float = 0.0
+    model_calls: RunSummary | None = None  # the LLM screener's, when one is set
+
+    @property
+    def complete(self) -> bool:
+        return self.model_calls is None or self.model_calls.complete
 
 
 @dataclass(frozen=True)
@@ -71,21 +78,26 @@ class ReportSummary:
 
 @dataclass(frozen=True)
 class StudyRun:
-    """Every stage of one `run`, and how long it took."""
+    """Every stage of one `run`, and how long it took.
+
+    A run stops after the first stage whose calls did not all get an answer (failed for good,
+    or not started for the budget): ``stopped`` names it, and the stages after it are None
+    (not run), so judging never starts while replies are missing."""
 
     items: ItemsSummary
-    adversarial: AdversarialSummary | None  # None when none are asked for or they are built
-    generation: GenerationSummary
-    judging: JudgingSummary
-    strategies: ClassificationSummary | None  # None when no classifier is set
-    report: ReportSummary
     seconds: float
+    adversarial: AdversarialSummary | None = None  # None when none are asked for or are built
+    generation: GenerationSummary | None = None
+    judging: JudgingSummary | None = None
+    strategies: ClassificationSummary | None = None  # None when no classifier is set
     rationales: RationaleCodingSummary | None = None  # the rule coder always, the LLM coder if set
+    report: ReportSummary | None = None
+    stopped: RunStage | None = None
 
     @property
     def board(self) -> Leaderboard | None:
         """The main leaderboard (LLM judges on all items when there are any)."""
-        return self.report.facts.board
+        return self.report.facts.board if self.report is not None else None
 
 
 @dataclass(frozen=True)
@@ -104,11 +116,19 @@ class StagePlan:
 
 @dataclass(frozen=True)
 class DryRun:
+    """What each stage would call, and what was assumed about work not done yet."""
+
     stages: list[StagePlan] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def max_cost_usd(self) -> float:
         return sum(s.max_cost_usd for s in self.stages)
+
+    @property
+    def estimated(self) -> int:
+        """New calls, over every stage, that read projected work."""
+        return sum(m.estimated for s in self.stages for m in s.models)
 
 
 def build_items(
@@ -117,24 +137,25 @@ def build_items(
     """Screen every couplet of the corpus (``esconv`` or ``items.esconv``) and store the regular
     items; ``progress`` follows the optional LLM screener's calls."""
     from heart.corpus import load_corpus
-    from heart.items import save_selection, select_regular_items
+    from heart.items import save_selection, select_study_items
 
     start = time.perf_counter()
     corpus = load_corpus(study.esconv_path(esconv))
     spec = study.config.items
-    second_pass = None
+    screen = None
     if spec.screener is not None:
         from heart.items.llm_screen import llm_second_pass
 
-        second_pass = llm_second_pass(study, spec.screener, progress)
-    selection = select_regular_items(
-        corpus.conversations,
-        n_items=spec.regular,
-        seed=study.config.seed,
-        max_per_dialogue=spec.max_per_dialogue,
-        min_context_turns=spec.min_context_turns,
-        second_pass=second_pass,
-    )
+        screen = llm_second_pass(study, spec.screener, progress)
+    try:
+        selection = select_study_items(corpus.conversations, spec, study.config.seed, screen)
+    except CallsFailed as stopped:  # the stored items stay as they were
+        return ItemsSummary(
+            stored=count_items(study.store),
+            conversations=len(corpus.conversations),
+            seconds=time.perf_counter() - start,
+            model_calls=stopped.calls,
+        )
     changed = save_selection(study.store, corpus, selection)
     return ItemsSummary(
         stored=count_items(study.store),
@@ -143,6 +164,7 @@ def build_items(
         duplicates=corpus.duplicates,
         changed=changed,
         seconds=time.perf_counter() - start,
+        model_calls=screen.calls if screen is not None else None,
     )
 
 
@@ -216,51 +238,116 @@ def capability_index(study: Study, index: Path | None = None) -> CapabilityIndex
 def run(study: Study, progress: ProgressFn | None = None) -> StudyRun:
     """Every stage in order (regular items unless some are stored, adversarial items unless
     they are settled, generate, judge, strategies when a classifier is set, rationale coding,
-    report)."""
+    report), after reading the capability index (a bad one raises IndexFileError) and the
+    checks of :func:`heart.check.check_config` (a problem raises CheckFailed), before anything
+    runs. The run stops after a stage whose calls did not all get an answer;
+    ``StudyRun.stopped`` names it."""
+    from heart.check import require_ready
+
     start = time.perf_counter()
     capability_index(study)  # a bad index file stops the run before any model is called
+    require_ready(study)
     stored = count_items(study.store)
     items = ItemsSummary(stored) if sum(stored.values()) else build_items(study, progress=progress)
-    adversarial = build_adversarial(study, progress) if _adversarial_due(study) else None
+    done = StudyRun(items, seconds=0.0)
+
+    def stop(stage: RunStage | None) -> StudyRun:
+        return replace(done, seconds=time.perf_counter() - start, stopped=stage)
+
+    if not items.complete:
+        return stop("items")
+    if _adversarial_due(study):
+        done = replace(done, adversarial=build_adversarial(study, progress))
+        if done.adversarial is not None and not done.adversarial.model_calls.complete:
+            return stop("adversarial")
     generation = generate(study, progress)
+    done = replace(done, generation=generation)
+    if not generation.model_calls.complete:  # replies are missing: judge nothing
+        return stop("generate")
     judging = judge(study, progress)
-    labels = classify_strategies(study, progress) if study.config.strategies.classifier else None
+    done = replace(done, judging=judging)
+    if not judging.model_calls.complete:
+        return stop("judge")
+    if study.config.strategies.classifier:
+        labels = classify_strategies(study, progress)
+        done = replace(done, strategies=labels)
+        if not labels.model_calls.complete:
+            return stop("strategies")
     rationales = code_rationales(study, progress)
-    return StudyRun(
-        items, adversarial, generation, judging, labels, report(study),
-        seconds=time.perf_counter() - start, rationales=rationales,
-    )  # fmt: skip
+    done = replace(done, rationales=rationales)
+    if rationales.llm is not None and not rationales.llm.model_calls.complete:
+        return stop("rationales")
+    done = replace(done, report=report(study))
+    return stop(None)
 
 
-def dry_run(study: Study, stages: tuple[Stage, ...] | None = None) -> DryRun:
-    """The calls, tokens and most cost each stage would spend now (default: the stages `run`
-    would do); nothing is called. The adversarial stage counts its first tries (ratings and
-    retries come on top); judging plans the pairs stored so far (new completions add pairs)."""
+def dry_run(
+    study: Study, stages: tuple[Stage, ...] | None = None, reply_tokens: int | None = None
+) -> DryRun:
+    """The calls, tokens and most cost each stage would spend (default: the stages `run` would
+    do); nothing is called.
+
+    Each stage is priced as it would run once the stages before it in `run` are done: work not
+    done yet is projected (the items the rules choose, every reply not generated yet as long as
+    ``reply_tokens``, else its system's ``max_tokens``, every verdict's rationale as long as its
+    judge's ``max_tokens``), and the calls that read projected work are counted as estimates
+    (``PlannedModel.estimated``); ``DryRun.notes`` say what was assumed. The adversarial stage
+    counts its first tries (ratings and retries come on top)."""
+    from heart.projection import judging_inputs, project, projected_rationales
+
     if stages is None:
         due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
         labels: tuple[Stage, ...] = ("strategies",) if study.config.strategies.classifier else ()
         coder: tuple[Stage, ...] = ("rationales",) if study.config.rationales.coder else ()
         stages = (*due, "generate", "judge", *labels, *coder)
-    plans = []
+    plan = DryRun()
+
+    def priced(calls: list[Call], estimates: list[bool]) -> list[PlannedModel]:
+        guessed = {id(call) for call, guess in zip(calls, estimates, strict=True) if guess}
+        return plan_calls(calls, study.store, lambda call: id(call) in guessed)
+
     if "adversarial" in stages:
         calls = plan_adversarial(study)
-        plans.append(StagePlan("adversarial", plan_calls(calls, study.store)))
+        plan.stages.append(StagePlan("adversarial", plan_calls(calls, study.store)))
+    if stages == ("adversarial",):
+        return plan
+    projection = project(study, reply_tokens)
+    plan.notes.extend(projection.item_notes)
     if "generate" in stages:
-        generation = plan_generation(study)
-        models = plan_calls(generation.calls, study.store)
-        plans.append(StagePlan("generate", models, fixed=len(generation.fixed)))
+        generation = projection.generation
+        guesses = [item.id in projection.estimated_items for item, _ in generation.asks]
+        models = priced(generation.calls, guesses)
+        plan.stages.append(StagePlan("generate", models, fixed=len(generation.fixed)))
+    if {"judge", "strategies", "rationales"} & set(stages):
+        plan.notes.extend(projection.reply_notes)
+    coder_spec = study.config.rationales.coder if "rationales" in stages else None
+    if "judge" in stages or coder_spec is not None:
+        inputs = judging_inputs(study, projection)
+        judging = plan_judging(study, inputs)
     if "judge" in stages:
-        judging = plan_judging(study)
-        models = plan_calls(judging.calls, study.store)
-        plans.append(StagePlan("judge", models, judging=judging))
+        guesses = [
+            projection.reads_estimates(pair.item_id, shown.first, shown.second)
+            for pair, _, shown in judging.asks
+        ]
+        plan.stages.append(StagePlan("judge", priced(judging.calls, guesses), judging=judging))
     if "strategies" in stages:
-        labelling = plan_classification(study)
-        plans.append(StagePlan("strategies", plan_calls(labelling.calls, study.store)))
+        labelling = plan_classification(study, replies=(projection.replies, projection.items))
+        guesses = [projection.reads_estimates(c.item_id, c.id) for c in labelling.asks]
+        plan.stages.append(StagePlan("strategies", priced(labelling.calls, guesses)))
     if "rationales" in stages:  # the rule-based coder makes no model calls
-        spec = study.config.rationales.coder
-        calls = plan_llm_coding(study, spec).calls if spec is not None else []
-        plans.append(StagePlan("rationales", plan_calls(calls, study.store)))
-    return DryRun(plans)
+        models = []
+        if coder_spec is not None:
+            projected = projected_rationales(judging, inputs)
+            coding = plan_llm_coding(study, coder_spec, projected)
+            new = {r.judgment_id for r in projected}
+            models = priced(coding.calls, [r.judgment_id in new for r in coding.asks])
+            if projected:
+                plan.notes.append(
+                    f"{len(projected)} verdicts are not given yet: their rationales are assumed "
+                    "as long as each judge's max_tokens (an upper bound)"
+                )
+        plan.stages.append(StagePlan("rationales", models))
+    return plan
 
 
 def export(study: Study, out: Path) -> dict[str, int]:
@@ -294,6 +381,7 @@ __all__ = [
     "DryRun",
     "ItemsSummary",
     "ReportSummary",
+    "RunStage",
     "StagePlan",
     "StudyRun",
     "audit",

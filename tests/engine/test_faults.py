@@ -101,9 +101,22 @@ def _plan_items(root: Path, server: FaultServer) -> dict[str, str]:
 def test_faults_end_stored_or_failed_and_reruns_finish(server: FaultServer, tmp_path: Path) -> None:
     root = _study(tmp_path / "s", server)
     plans = _plan_items(root, server)
-    first = heart("generate", "--study", root, env=KEYS)
+    first = heart("generate", "--study", root, env=KEYS, check=False)
     assert "Traceback" not in first.stderr
+    assert first.returncode == 1  # calls that failed for good make the stage fail
     assert "16 model calls (0 from cache, 2 failed)" in first.stdout
+    lines = first.stdout.splitlines()
+    assert (
+        "2 completions failed for good (stored with their reason, never counted), by "
+        "cause:" in lines
+    )
+    assert any(line.startswith("  bad request, 2 calls: the server refused") for line in lines)
+    assert any(line.startswith(f"    1 to openai gpt-fake at {server.openai_base_url}: HTTP 400")
+               for line in lines)  # fmt: skip
+    assert (
+        f"Retry just these 2 calls (finished work is skipped): heart generate --study {root}"
+        in lines
+    )
 
     rows = _completions(root)
     assert len(rows) == 3 * len(PLANS)  # one row per item and system, never two
@@ -155,8 +168,12 @@ def test_missing_key_fails_the_call_with_a_clear_reason(
     server: FaultServer, tmp_path: Path
 ) -> None:
     root = _study(tmp_path / "s", server)
-    result = heart("generate", "--study", root, env={"HEART_TEST_ANTHROPIC_KEY": "x" * 12})
+    result = heart(
+        "generate", "--study", root, env={"HEART_TEST_ANTHROPIC_KEY": "x" * 12}, check=False
+    )
     assert "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert "  auth, 8 calls: check the API key" in result.stdout
     rows = [r for r in _completions(root) if r[1] == "remote-openai"]
     assert {status for _, _, status, _ in rows} == {"failed"}
     assert all("HEART_TEST_OPENAI_KEY is not set" in (error or "") for *_, error in rows)
@@ -179,9 +196,12 @@ def test_dry_run_calls_nothing_and_prices_the_work(server: FaultServer, tmp_path
         ("openai", f"{base}/v1", "gpt-fake"),
         ("anthropic", base, "claude-fake"),
     ):
-        # 8 calls, none cached, 8 new, at the endpoint the system names
-        row = rf"{provider}\s*│\s*{re.escape(endpoint)}\s*│\s*{model}\s*│\s*8\s*│\s*0\s*│\s*8\s*│"
-        assert re.search(row, out), out
+        # 8 regular items and the demo's 2 adversarial ones, not built yet (estimates): 10
+        # calls, none cached, 10 new, 2 estimated, at the endpoint the system names
+        cells = rf"{provider}|{re.escape(endpoint)}|{model}|10|0|10|2|".replace("|", r"\s*│\s*")
+        assert re.search(cells, out), out
+    assert "  - 2 adversarial items are not built yet: priced on their source conversations' " \
+        "turns (the rewrites, and which are kept, are estimates)" in out  # fmt: skip
     assert server.requests == []
     with sqlite3.connect(root / "heart.db") as conn:
         assert conn.execute("SELECT count(*) FROM completions").fetchone() == (0,)
@@ -197,8 +217,10 @@ def test_budget_stops_cleanly_and_a_rerun_finishes(server: FaultServer, tmp_path
         )
     )
     _set_budget(root, 1.0)
-    first = heart("generate", "--study", root, env=KEYS)
+    first = heart("generate", "--study", root, env=KEYS, check=False)
     assert "Budget reached:" in first.stdout and "Traceback" not in first.stderr
+    assert first.returncode == 1  # the stage did not finish
+    assert f"(finished work is skipped): heart generate --study {root}" in first.stdout
     with sqlite3.connect(root / "heart.db") as conn:
         stored, spent = conn.execute(
             "SELECT count(*), sum(cost_usd) FROM completions WHERE system = 'remote-openai'"

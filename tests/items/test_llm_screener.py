@@ -67,8 +67,10 @@ def test_screener_failures_stop_the_build_and_keep_the_items(tmp_path: Path) -> 
         root = _study(tmp_path / "s", server)
         server.default_plan = "400"
         result = heart("items", "build", "--study", root, check=False)
-        assert result.returncode == 2
-        assert "the LLM screener gave no valid answer" in result.stdout
+        assert result.returncode == 1
+        assert "The items were not changed: 0 regular and 0 adversarial items." in result.stdout
+        assert "  bad request, " in result.stdout
+        assert f"(finished work is skipped): heart items build --study {root}" in result.stdout
         assert _table(root, "SELECT count(*) FROM items") == [(0,)]
         server.default_plan = "ok"
         heart("items", "build", "--study", root)

@@ -2,6 +2,8 @@
 
 from heart.engine._calls import (
     Call,
+    CallFailure,
+    CallsFailed,
     Check,
     Engine,
     PlannedModel,
@@ -17,6 +19,8 @@ from heart.engine._retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "Call",
+    "CallFailure",
+    "CallsFailed",
     "Check",
     "EndpointLimits",
     "Engine",

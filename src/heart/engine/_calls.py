@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from sqlalchemy import delete, insert, select
@@ -21,8 +22,9 @@ from sqlalchemy.orm import Session
 from heart.config import EngineSpec, Price, ProviderName
 from heart.engine._limits import EndpointLimits
 from heart.engine._retry import RetryPolicy, call_with_retries
+from heart.errors import HeartError
 from heart.models import ChatModel, ChatRequest, ChatResponse, call_key
-from heart.models._errors import ModelCallError
+from heart.models._errors import Cause, ModelCallError
 from heart.store import CallRow, Store, now_iso
 
 
@@ -94,8 +96,23 @@ class Call:
         return estimated_tokens_in(self.request)
 
 
+@dataclass(frozen=True)
+class CallFailure:
+    """A call that failed for good: why (its cause), the stored reason, and where it went."""
+
+    cause: Cause
+    reason: str
+    provider: str
+    endpoint: str
+    model: str
+
+
 @dataclass
 class RunSummary:
+    """What a stage's calls did. ``failed`` calls are stored with their reason (never counted)
+    and asked again by the next run of the stage, as are the ``not_started`` ones the budget
+    stopped."""
+
     calls: int = 0
     cached: int = 0
     failed: int = 0
@@ -105,7 +122,38 @@ class RunSummary:
     cost_usd: float = 0.0
     not_started: int = 0
     reasks: int = 0
-    errors: list[str] = field(default_factory=list)
+    failures: list[CallFailure] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        """The failed calls' reasons, in the order they were stored."""
+        return [f.reason for f in self.failures]
+
+    @property
+    def complete(self) -> bool:
+        """Every call has a usable answer: none failed and the budget stopped none."""
+        return not self.failed and not self.not_started
+
+    def by_cause(self) -> Counter[Cause]:
+        """Failed calls per cause, most common first when iterated with ``most_common``."""
+        return Counter(f.cause for f in self.failures)
+
+    def add(self, other: RunSummary) -> None:
+        """Count ``other``'s calls in with these (a stage that runs the engine several times)."""
+        for name in ("calls", "cached", "failed", "retries", "tokens_in", "tokens_out",
+                     "not_started", "reasks"):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.cost_usd += other.cost_usd
+        self.failures.extend(other.failures)
+
+
+class CallsFailed(HeartError):
+    """A stage that keeps nothing unless every call is answered stopped; ``calls`` says what
+    its calls did (failures by cause included), and the message what was left unchanged."""
+
+    def __init__(self, message: str, calls: RunSummary) -> None:
+        super().__init__(message)
+        self.calls = calls
 
 
 @dataclass(frozen=True)
@@ -129,7 +177,8 @@ ProgressFn = Callable[[Progress], None]
 
 @dataclass(frozen=True)
 class PlannedModel:
-    """What a dry run expects to spend on one model at one endpoint."""
+    """What a dry run expects to spend on one model at one endpoint; ``estimated`` of the new
+    calls ask about work not done yet (their prompts, and so tokens in, are estimates)."""
 
     provider: str
     endpoint: str
@@ -139,6 +188,7 @@ class PlannedModel:
     tokens_in: int
     max_tokens_out: int
     max_cost_usd: float
+    estimated: int = 0
 
 
 def _usable(call: Call, response: ChatResponse) -> bool:
@@ -146,6 +196,7 @@ def _usable(call: Call, response: ChatResponse) -> bool:
 
 
 _OVER_BUDGET = "over budget"
+_Answer = tuple[ChatResponse | None, str | None, Cause]
 
 
 def _merged(answers: list[ChatResponse], earlier: list[tuple[str, str]]) -> ChatResponse:
@@ -178,31 +229,46 @@ def _cached_answers(store: Store, keys: list[str]) -> dict[str, ChatResponse]:
     return found
 
 
-def plan_calls(calls: Sequence[Call], store: Store) -> list[PlannedModel]:
-    """A dry run: per endpoint and model, how many calls are new, and their tokens and cost at
-    most."""
+def plan_calls(
+    calls: Sequence[Call], store: Store, estimated: Callable[[Call], bool] | None = None
+) -> list[PlannedModel]:
+    """A dry run: per endpoint and model, how many calls are new (and how many of those are
+    ``estimated``), and their tokens and cost at most."""
     cached = _cached_answers(store, [c.key for c in calls])
     plans: dict[tuple[str, str, str], PlannedModel] = {}
     for call in calls:
         key = (*call.endpoint, call.model.model)
         old = plans.get(key) or PlannedModel(*key, 0, 0, 0, 0, 0.0)
         if call.key in cached and _usable(call, cached[call.key]):
-            plans[key] = PlannedModel(*key, old.calls + 1, old.cached + 1, old.tokens_in,
-                                      old.max_tokens_out, old.max_cost_usd)  # fmt: skip
+            plans[key] = replace(old, calls=old.calls + 1, cached=old.cached + 1)
             continue
         tokens_in, tokens_out = call.estimated_tokens_in, call.request.max_tokens
-        plans[key] = PlannedModel(
-            *key,
-            old.calls + 1,
-            old.cached,
-            old.tokens_in + tokens_in,
-            old.max_tokens_out + tokens_out,
-            old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
+        plans[key] = replace(
+            old,
+            calls=old.calls + 1,
+            tokens_in=old.tokens_in + tokens_in,
+            max_tokens_out=old.max_tokens_out + tokens_out,
+            max_cost_usd=old.max_cost_usd + call.price.cost(tokens_in, tokens_out),
+            estimated=old.estimated + bool(estimated and estimated(call)),
         )
     return sorted(plans.values(), key=lambda p: (p.provider, p.endpoint, p.model))
 
 
-_Result = tuple[Call, ChatResponse | None, str | None, tuple[str, ChatResponse] | None]
+_Result = tuple[Call, ChatResponse | None, str | None, tuple[str, ChatResponse] | None, Cause]
+
+
+def _failure(call: Call, reason: str | None, error: str | None, cause: Cause) -> CallFailure | None:
+    """The failure a stage reported for a result (None: it used the answer): the call's own
+    cause when the call failed, else bad output (the stage refused the answer)."""
+    if reason is None:
+        return None
+    return CallFailure(
+        cause if error is not None else Cause.BAD_OUTPUT,
+        reason,
+        call.model.provider,
+        call.model.endpoint,
+        call.model.model,
+    )
 
 
 class _Writer:
@@ -226,10 +292,12 @@ class _Writer:
         response: ChatResponse | None,
         error: str | None,
         fresh: tuple[str, ChatResponse] | None = None,
+        cause: Cause = Cause.OTHER,
     ) -> None:
         """Queue a result; ``fresh`` is the new answer to cache (its request's key and the
-        answer itself) once the stage has used it."""
-        self.pending.append((call, response, error, fresh))
+        answer itself) once the stage has used it; ``cause`` is why the call failed, when
+        ``error`` says it did (a failure the stage finds in an answer is bad output)."""
+        self.pending.append((call, response, error, fresh, cause))
 
     async def close(self) -> None:
         self.closing.set()
@@ -246,17 +314,18 @@ class _Writer:
                     self.summary.calls += 1
                     if failure is not None:
                         self.summary.failed += 1
-                        self.summary.errors.append(failure)
+                        self.summary.failures.append(failure)
                 self.on_done(len(failures))
             if self.closing.is_set() and not self.pending:
                 return
 
-    def _write(self, results: list[_Result]) -> list[str | None]:
+    def _write(self, results: list[_Result]) -> list[CallFailure | None]:
         """Store a batch in one transaction; returns each result's failure (None: used)."""
         stamp = now_iso()
         with self.store.session() as session:
             failures = [
-                call.on_result(session, response, error) for call, response, error, _ in results
+                _failure(call, call.on_result(session, response, error), error, cause)
+                for call, response, error, _, cause in results
             ]
             answers = {
                 fresh[0]: {
@@ -267,7 +336,7 @@ class _Writer:
                     "response": fresh[1].model_dump(mode="json", exclude={"cached", "earlier"}),
                     "created_at": stamp,
                 }
-                for (call, _, _, fresh), failure in zip(results, failures, strict=True)
+                for (call, _, _, fresh, _), failure in zip(results, failures, strict=True)
                 if fresh is not None and failure is None
             }
             if answers:  # a newer answer replaces one cached but refused on a check
@@ -320,7 +389,7 @@ class Engine:
                 progress = None
                 broken.append(exc)
 
-        async def ask(call: Call, request: ChatRequest) -> tuple[ChatResponse | None, str | None]:
+        async def ask(call: Call, request: ChatRequest) -> _Answer:
             """One request under its endpoint's limits, retry policy and the budget."""
             nonlocal committed
             policy, gate = policies[call.endpoint], limits[call.endpoint]
@@ -328,17 +397,18 @@ class Engine:
             async with gate.slots:
                 estimate = call.price.cost(tokens_in, request.max_tokens)
                 if budget is not None and committed + estimate > budget:
-                    return None, _OVER_BUDGET
+                    return None, _OVER_BUDGET, Cause.OTHER
                 committed += estimate
                 await gate.admit(tokens_in + request.max_tokens)
                 response: ChatResponse | None = None
                 error: str | None = None
+                cause = Cause.OTHER
                 try:
                     response, tries = await call_with_retries(
                         lambda: call.model.complete(request), policy, rng=self.rng
                     )
                 except ModelCallError as exc:
-                    tries, error = exc.tries, str(exc)
+                    tries, error, cause = exc.tries, str(exc), exc.cause
                 except Exception as exc:  # a provider bug fails this call, never the run
                     tries, error = 1, f"{type(exc).__name__}: {exc}"
                 summary.retries += tries - 1
@@ -349,10 +419,10 @@ class Engine:
                 cost = call.price.cost(response.tokens_in, response.tokens_out)
                 summary.cost_usd += cost
             committed += cost - estimate
-            return response, error
+            return response, error, cause
 
         async def one(call: Call) -> None:
-            response, error = await ask(call, call.request)
+            response, error, cause = await ask(call, call.request)
             if error is _OVER_BUDGET:
                 summary.not_started += 1 + len(twins.get(call.key, ()))
                 return
@@ -372,17 +442,19 @@ class Engine:
                 if hit is not None and _usable(call, hit):
                     response, fresh = hit, None
                 else:
-                    response, error = await ask(call, request)
+                    response, error, cause = await ask(call, request)
                     fresh = (key, response) if response is not None else None
                 if response is not None:
                     answers.append(response)
                 elif error is _OVER_BUDGET:
                     error = "the budget ran out before the refused answer could be asked again"
+                    cause = Cause.BAD_OUTPUT
             if earlier and response is not None:
                 response = _merged(answers, earlier)
-            writer.put(call, response, error, fresh)
+            writer.put(call, response, error, fresh, cause)
             for twin in twins.get(call.key, ()):  # the same request asked twice in one run
-                writer.put(twin, response and response.model_copy(update={"cached": True}), error)
+                twin_response = response and response.model_copy(update={"cached": True})
+                writer.put(twin, twin_response, error, cause=cause)
 
         report()
         writer = _Writer(self.store, summary, lambda _: report())

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from heart.models._errors import ModelCallError
+from heart.models._errors import Cause, ModelCallError
 
 T = TypeVar("T")
 
@@ -50,7 +50,9 @@ async def call_with_retries(
                 result = await attempt()
             return result, tries
         except TimeoutError:
-            error = ModelCallError(f"no answer within {policy.timeout_s:g} s", retryable=True)
+            error = ModelCallError(
+                f"no answer within {policy.timeout_s:g} s", retryable=True, cause=Cause.TIMEOUT
+            )
         except ModelCallError as exc:
             error = exc
         if not error.retryable or tries > policy.max_retries:

@@ -18,6 +18,7 @@ from heart.items._select import (
     make_item,
     proportional_quotas,
     select_regular_items,
+    select_study_items,
 )
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "save_selection",
     "screen_seeker_turn",
     "select_regular_items",
+    "select_study_items",
     "stored_item",
     "stored_items",
 ]

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from heart.config import ItemsSpec
 from heart.items._rules import Screened, safety_rule, screen_seeker_turn
 from heart.types import (
     Conversation,
@@ -242,3 +243,20 @@ def select_regular_items(
     items.sort(key=lambda i: i.id)
     decisions.sort(key=lambda d: (d.conversation_id, d.turn_index))
     return Selection(items, decisions, quotas, dict(conversations_by_problem))
+
+
+def select_study_items(
+    conversations: Sequence[Conversation],
+    spec: ItemsSpec,
+    seed: int,
+    second_pass: SecondPass | None = None,
+) -> Selection:
+    """The regular items a study's ``items`` settings choose from ``conversations``."""
+    return select_regular_items(
+        conversations,
+        n_items=spec.regular,
+        seed=seed,
+        max_per_dialogue=spec.max_per_dialogue,
+        min_context_turns=spec.min_context_turns,
+        second_pass=second_pass,
+    )

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
 from heart.corpus import Corpus, load_corpus
-from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
+from heart.engine import Call, CallsFailed, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.errors import HeartError
 from heart.items._adversarial import (
     MIN_TURNS,
@@ -39,7 +39,7 @@ from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_ch
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, RewriteRow, now_iso
 from heart.study import Study
-from heart.types import Role, Subset
+from heart.types import Item, Role, Subset
 
 REWRITER_PROMPT = "adversarial-rewriter"
 RATER_PROMPT = "hostility-rater"
@@ -52,6 +52,7 @@ __all__ = [
     "ProfileCounts",
     "build_adversarial",
     "plan_adversarial",
+    "projected_items",
 ]
 TEXT_CHARS = 400  # the longest rewritten seeker turn
 TURN_KEY = re.compile(r"turn_([0-9]{1,3})")
@@ -203,7 +204,9 @@ class ProfileCounts:
 @dataclass(frozen=True)
 class AdversarialSummary:
     """What the stage did: items asked for, conversations found to rewrite, per-profile
-    outcomes, the model calls, and whether the stored adversarial items changed."""
+    outcomes, the model calls, and whether the stored adversarial items changed. When some
+    calls got no answer (``model_calls.complete`` is false) nothing was stored and no
+    profile has counts."""
 
     requested: int
     by_profile: dict[str, ProfileCounts]
@@ -253,17 +256,14 @@ class _Stage:
             run_calls(calls, self.study.store, label=label, progress=self.progress,
                       spec=self.study.config.engine)
         )  # fmt: skip
-        for name in ("calls", "cached", "failed", "retries", "tokens_in", "tokens_out",
-                     "not_started", "reasks"):  # fmt: skip
-            setattr(self.total, name, getattr(self.total, name) + getattr(summary, name))
-        self.total.cost_usd += summary.cost_usd
-        self.total.errors.extend(summary.errors)
-        if summary.failed or summary.not_started:
+        self.total.add(summary)
+        if not summary.complete:
             first = summary.errors[0] if summary.errors else "the budget stopped the run"
-            raise HeartError(
+            raise CallsFailed(
                 f"{label}: no answer for {summary.failed + summary.not_started} of {len(calls)} "
                 f"calls (first: {first}); the adversarial items were not changed. Rerun "
-                "`heart items adversarial`: answers already given are reused"
+                "`heart items adversarial`: answers already given are reused",
+                self.total,
             )
 
     def _rewrite_round(self, pending: list[_Try], round_no: int) -> None:
@@ -456,16 +456,27 @@ def plan_adversarial(study: Study) -> list[Call]:
     ]  # fmt: skip
 
 
+def projected_items(study: Study) -> list[Item]:
+    """The adversarial items a build would make if every rewrite were kept with its source's
+    turns: a dry run's stand-ins (the rewrites, and which are kept, come only from a build)."""
+    if not study.config.items.adversarial:
+        return []
+    return [adversarial_item(s, s.turns, {}) for s in _sources(study)[1]]
+
+
 def build_adversarial(study: Study, progress: ProgressFn | None = None) -> AdversarialSummary:
     """Choose ``items.adversarial`` conversations, rewrite and validate them, and store the
     kept ones as adversarial items with what became of every one."""
     spec = study.config.items
     corpus, sources = _sources(study) if spec.adversarial else (Corpus(), [])
     stage = _Stage(study, progress)
-    states = stage.run(sources) if sources else []
-    controls = stage.rate_sources(sources) if sources else {}
-    changed = _save(study, corpus, states, stage, controls)
     by_profile: dict[str, ProfileCounts] = {p.value: ProfileCounts() for p in Profile}
+    try:
+        states = stage.run(sources) if sources else []
+        controls = stage.rate_sources(sources) if sources else {}
+    except CallsFailed as stopped:  # nothing is stored; the next build reuses the answers
+        return AdversarialSummary(spec.adversarial, by_profile, stopped.calls, changed=False)
+    changed = _save(study, corpus, states, stage, controls)
     for s in states:
         counts = by_profile[s.source.profile.value]
         rejected = counts.rejected + Counter(p.reason for p in s.problems if s.status == REJECTED)

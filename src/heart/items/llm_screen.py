@@ -15,9 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
-from heart.engine import Call, ProgressFn, Recorder, run_calls
-from heart.errors import HeartError
-from heart.items._select import Candidate, SecondPass
+from heart.engine import Call, CallsFailed, ProgressFn, Recorder, RunSummary, run_calls
+from heart.items._select import Candidate
 from heart.models import ChatRequest, ChatResponse, make_chat_model
 from heart.study import Study
 from heart.transcript import render_transcript
@@ -51,16 +50,19 @@ def screener_request(candidate: Candidate, system: str, spec: ModelSpec) -> Chat
     return ChatRequest.prompted(system, user, spec, json_schema=SCREEN_SCHEMA)
 
 
-def llm_second_pass(
-    study: Study, spec: ModelSpec, progress: ProgressFn | None = None
-) -> SecondPass:
-    """A second pass that asks ``spec``'s model about every eligible couplet."""
+class LlmScreen:
+    """A second pass that asks ``spec``'s model about every eligible couplet; ``calls`` holds
+    what its calls did once it has run."""
 
-    def review(candidates: list[Candidate]) -> dict[tuple[str, int], tuple[bool, str]]:
+    def __init__(self, study: Study, spec: ModelSpec, progress: ProgressFn | None = None) -> None:
+        self.study, self.spec, self.progress = study, spec, progress
+        self.calls = RunSummary()
+
+    def __call__(self, candidates: list[Candidate]) -> dict[tuple[str, int], tuple[bool, str]]:
+        study, spec = self.study, self.spec
         prompt = study.use_prompt(SCREENER_PROMPT)
         model = make_chat_model(spec)
         verdicts: dict[tuple[str, int], tuple[bool, str]] = {}
-        failures: list[str] = []
 
         def recorder(candidate: Candidate) -> Recorder:
             def record(
@@ -75,8 +77,6 @@ def llm_second_pass(
                         error = f"invalid screener answer {response.text[:80]!r}: {exc}"
                     else:
                         verdicts[candidate.key] = (verdict.keep, f"screener: {verdict.reason}")
-                if error:
-                    failures.append(error)
                 return error
 
             return record
@@ -91,17 +91,23 @@ def llm_second_pass(
             )
             for c in candidates
         ]
-        summary = asyncio.run(
-            run_calls(calls, study.store, label="screen", progress=progress,
+        self.calls = asyncio.run(
+            run_calls(calls, study.store, label="screen", progress=self.progress,
                       spec=study.config.engine)
         )  # fmt: skip
-        if summary.failed or summary.not_started:
-            first = failures[0] if failures else "the budget stopped the run"
-            raise HeartError(
-                f"the LLM screener gave no valid answer for {summary.failed + summary.not_started}"
-                f" of {len(calls)} couplets (first: {first}); the items were not changed. "
-                "Rerun `heart items build`: answers already given are reused"
+        if not self.calls.complete:
+            first = self.calls.errors[0] if self.calls.errors else "the budget stopped the run"
+            raise CallsFailed(
+                f"the LLM screener gave no valid answer for "
+                f"{self.calls.failed + self.calls.not_started} of {len(calls)} couplets (first: "
+                f"{first}); the items were not changed. Rerun `heart items build`: answers "
+                "already given are reused",
+                self.calls,
             )
         return verdicts
 
-    return review
+
+def llm_second_pass(study: Study, spec: ModelSpec, progress: ProgressFn | None = None) -> LlmScreen:
+    """A second pass that asks ``spec``'s model about every eligible couplet; it raises
+    CallsFailed (changing nothing) unless every couplet gets a valid answer."""
+    return LlmScreen(study, spec, progress)

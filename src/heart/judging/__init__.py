@@ -2,6 +2,7 @@
 
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._llm import (
+    JudgingInputs,
     JudgingPlan,
     JudgingSummary,
     judge_pairs,
@@ -11,13 +12,14 @@ from heart.judging._llm import (
     verdict_check,
     verdict_problem,
 )
-from heart.judging._pairs import build_pairs
+from heart.judging._pairs import build_pairs, pairs_to_add
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, Verdict, parse_verdict
 
 __all__ = [
     "VERDICT_SCHEMA",
     "EnsembleJudge",
     "InvalidVerdict",
+    "JudgingInputs",
     "JudgingPlan",
     "JudgingSummary",
     "PairFamilies",
@@ -26,6 +28,7 @@ __all__ = [
     "build_pairs",
     "judge_pairs",
     "judge_request",
+    "pairs_to_add",
     "parse_verdict",
     "plan_judging",
     "schedule_for",

@@ -21,7 +21,7 @@ from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedul
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
 from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt, load_prompt
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, SystemRow, now_iso
+from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, Store, SystemRow, now_iso
 from heart.study import Study
 from heart.transcript import render_transcript
 from heart.types import Item, Order, Status
@@ -93,13 +93,15 @@ def _recorder(
 
 @dataclass
 class JudgingPlan:
-    """The calls still missing, and what the schedule could not cover."""
+    """The calls still missing (with the pair, judge and shown order each asks about), and
+    what the schedule could not cover."""
 
     calls: list[Call]
     already_done: int
     schedule: Schedule
     orders: tuple[Order, ...]
     loads: dict[str, int] = field(default_factory=dict)
+    asks: list[tuple[PairRow, JudgeSpec, Presentation]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -115,22 +117,57 @@ class JudgingSummary:
         return self.plan.already_done
 
 
-def schedule_for(study: Study) -> tuple[Schedule, list[PairRow]]:
-    """The ensemble's schedule over every stored pair, keeping judges that already rated one."""
+@dataclass
+class JudgingInputs:
+    """What judging is planned from: the pairs, every reply's system and text, the items, the
+    systems' families, and the valid verdicts given so far."""
+
+    pairs: list[PairRow]
+    systems: dict[str, str]  # completion id -> system
+    texts: dict[str, str]  # completion id -> text
+    items: dict[str, Item]
+    families: dict[str, str]  # system -> family
+    done: set[tuple[str, str, Order]]  # (pair, judge, order) with a valid verdict
+
+    @classmethod
+    def stored(cls, store: Store) -> JudgingInputs:
+        """The inputs as the store holds them."""
+        with store.session() as session:
+            pairs = list(session.scalars(select(PairRow).order_by(PairRow.item_id, PairRow.id)))
+            replies = session.execute(
+                select(CompletionRow.id, CompletionRow.system, CompletionRow.text)
+            ).all()
+            items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
+            families = dict(session.execute(select(SystemRow.name, SystemRow.family)).all())
+            done = {
+                (r.pair_id, r.judge, Order(r.order))
+                for r in session.scalars(select(JudgmentRow).where(JudgmentRow.status == Status.OK))
+            }
+        return cls(
+            pairs,
+            {cid: system for cid, system, _ in replies},
+            {cid: text for cid, _, text in replies},
+            items,
+            families,
+            done,
+        )
+
+
+def schedule_for(
+    study: Study, inputs: JudgingInputs | None = None
+) -> tuple[Schedule, list[PairRow]]:
+    """The ensemble's schedule over every pair (stored, unless ``inputs`` says otherwise),
+    keeping judges that already rated one."""
     config = study.config
-    with study.store.session() as session:
-        families = dict(session.execute(select(SystemRow.name, SystemRow.family)).all())
-        system_of = dict(session.execute(select(CompletionRow.id, CompletionRow.system)).all())
-        pairs = list(session.scalars(select(PairRow).order_by(PairRow.item_id, PairRow.id)))
-        rated: dict[str, set[str]] = {}
-        for pid, judge in session.execute(
-            select(JudgmentRow.pair_id, JudgmentRow.judge).where(JudgmentRow.status == Status.OK)
-        ):
-            rated.setdefault(pid, set()).add(judge)
+    inputs = inputs or JudgingInputs.stored(study.store)
+    rated: dict[str, set[str]] = {}
+    for pid, judge, _ in inputs.done:
+        rated.setdefault(pid, set()).add(judge)
+    families, system_of = inputs.families, inputs.systems
     schedule = schedule_judges(
         [
             PairFamilies(p.id, (families[system_of[p.a_id]], families[system_of[p.b_id]]))
-            for p in pairs
+            for p in inputs.pairs
         ],
         [EnsembleJudge(j.name, j.family) for j in config.judges],
         per_pair=config.judging.judges_per_pair,
@@ -138,33 +175,28 @@ def schedule_for(study: Study) -> tuple[Schedule, list[PairRow]]:
         seed=config.seed,
         kept=rated,
     )
-    return schedule, pairs
+    return schedule, inputs.pairs
 
 
-def plan_judging(study: Study) -> JudgingPlan:
-    """The judge calls still missing (a valid verdict per scheduled pair, judge and order)."""
+def plan_judging(study: Study, inputs: JudgingInputs | None = None) -> JudgingPlan:
+    """The judge calls still missing (a valid verdict per scheduled pair, judge and order), over
+    the stored pairs and replies unless ``inputs`` gives others (a dry run's projection)."""
     config = study.config
     prompt = study.use_prompt(JUDGE_PROMPT, config.judging.prompt_version)
     study.use_prompt(REASK_PROMPT)
     check = verdict_check(config.judging.reasks)
     orders = (Order.AB, Order.BA) if config.pairs.both_orders else (Order.AB,)
-    schedule, pairs = schedule_for(study)
-    with study.store.session() as session:
-        items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
-        texts = dict(session.execute(select(CompletionRow.id, CompletionRow.text)).all())
-        done = {
-            (r.pair_id, r.judge, r.order)
-            for r in session.scalars(select(JudgmentRow).where(JudgmentRow.status == Status.OK))
-        }
-    calls: list[Call] = []
-    loads = {judge.name: 0 for judge in config.judges}
+    inputs = inputs or JudgingInputs.stored(study.store)
+    schedule, pairs = schedule_for(study, inputs)
+    items, texts, done = inputs.items, inputs.texts, inputs.done
+    plan = JudgingPlan([], len(done), schedule, orders, {judge.name: 0 for judge in config.judges})
     for judge in config.judges:
         model: ChatModel | None = None
         for pair in pairs:
             if judge.name not in schedule.judges.get(pair.id, ()):
                 continue
             for order in orders:
-                loads[judge.name] += 1
+                plan.loads[judge.name] += 1
                 if (pair.id, judge.name, order) in done:
                     continue
                 model = model or make_chat_model(judge.model)
@@ -172,7 +204,7 @@ def plan_judging(study: Study) -> JudgingPlan:
                 first, second = texts[shown.first], texts[shown.second]
                 request = judge_request(items[pair.item_id], first, second, prompt, judge)
                 key = call_key(model, request)
-                calls.append(
+                plan.calls.append(
                     Call(
                         model=model,
                         request=request,
@@ -182,7 +214,8 @@ def plan_judging(study: Study) -> JudgingPlan:
                         check=check,
                     )
                 )
-    return JudgingPlan(calls, len(done), schedule, orders, loads)
+                plan.asks.append((pair, judge, shown))
+    return plan
 
 
 def judge_pairs(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:

@@ -92,33 +92,53 @@ def _designed(
             yield item_id, x, y
 
 
+def pairs_to_add(
+    spec: PairsSpec,
+    completions: Iterable[tuple[str, str, str]],
+    pairs: Iterable[tuple[str, str, str, str]],
+    seed: int,
+) -> list[PairRow]:
+    """The pairs the design asks for that are not among ``pairs`` yet, each in its seeded
+    order. ``completions`` are the usable replies (id, item, system); ``pairs`` the stored
+    ones (id, item, a, b)."""
+    by_item: dict[str, list[Completion]] = defaultdict(list)
+    for cid, item_id, system in sorted(completions):
+        by_item[item_id].append((cid, system))
+    stored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    existing: set[str] = set()
+    for pid, item_id, a, b in pairs:
+        stored[item_id].add((a, b))
+        existing.add(pid)
+    added = []
+    for item_id, x, y in _designed(spec, by_item, stored, seed):
+        pid = pair_id(item_id, x[0], y[0])
+        if pid in existing:
+            continue
+        a, b = seeded_order(seed, item_id, x[0], y[0])
+        added.append(PairRow(id=pid, item_id=item_id, a_id=a, b_id=b, design=spec.design.value))
+        existing.add(pid)
+    return added
+
+
 def build_pairs(store: Store, spec: PairsSpec, seed: int) -> int:
     """Add every pair the design asks for that is not stored yet; returns how many were added.
 
     Failed completions take no part until they succeed.
     """
     with store.session() as session:
-        by_item: dict[str, list[Completion]] = defaultdict(list)
-        for cid, item_id, system in session.execute(
-            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
-            .where(CompletionRow.status == Status.OK)
-            .order_by(CompletionRow.id)
-        ):
-            by_item[item_id].append((cid, system))
-        stored: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        existing: set[str] = set()
-        for pid, item_id, a, b in session.execute(
-            select(PairRow.id, PairRow.item_id, PairRow.a_id, PairRow.b_id)
-        ):
-            stored[item_id].add((a, b))
-            existing.add(pid)
-        added = 0
-        for item_id, x, y in _designed(spec, by_item, stored, seed):
-            pid = pair_id(item_id, x[0], y[0])
-            if pid in existing:
-                continue
-            a, b = seeded_order(seed, item_id, x[0], y[0])
-            session.add(PairRow(id=pid, item_id=item_id, a_id=a, b_id=b, design=spec.design.value))
-            existing.add(pid)
-            added += 1
-    return added
+        ok = CompletionRow.status == Status.OK
+        completions = [
+            (cid, item_id, system)
+            for cid, item_id, system in session.execute(
+                select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system).where(ok)
+            )
+        ]
+        pairs = [
+            (pid, item_id, a, b)
+            for pid, item_id, a, b in session.execute(
+                select(PairRow.id, PairRow.item_id, PairRow.a_id, PairRow.b_id)
+            )
+        ]
+        added = pairs_to_add(spec, completions, pairs, seed)
+        session.add_all(added)
+    return len(added)

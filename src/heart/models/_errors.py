@@ -3,13 +3,64 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
+
+
+class Cause(StrEnum):
+    """Why a call failed for good, as a user fixes it: each cause has one kind of fix."""
+
+    AUTH = "auth"
+    NOT_FOUND = "not found"
+    RATE_LIMIT = "rate limit"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    SERVER = "server error"
+    BAD_REQUEST = "bad request"
+    BAD_OUTPUT = "bad output"
+    OTHER = "other"
+
+
+FIXES = {
+    Cause.AUTH: "check the API key in the variable the model's api_key_env names (and that the "
+    "key may use this model)",
+    Cause.NOT_FOUND: "check the model's base_url and model name against what the server serves",
+    Cause.RATE_LIMIT: "lower engine concurrency or requests_per_minute for this endpoint, or "
+    "wait for the quota to refill",
+    Cause.TIMEOUT: "raise engine timeout_s for this endpoint, or check that the server keeps up",
+    Cause.CONNECTION: "check the model's base_url and that the server is up and reachable",
+    Cause.SERVER: "the server failed or answered garbage; try again later",
+    Cause.BAD_REQUEST: "the server refused the request as sent: check the model's "
+    "structured_output, max_tokens and context window against what the server supports",
+    Cause.BAD_OUTPUT: "the answers did not pass the stage's checks; raise the stage's reasks, "
+    "set structured_output to what the server supports, or use a stronger model",
+    Cause.OTHER: "see the reason",
+}
+"""What to do about each cause, in one clause."""
+
+
+def cause_of_status(status: int) -> Cause:
+    """The cause an HTTP error status stands for."""
+    if status in (401, 402, 403):
+        return Cause.AUTH
+    if status == 404:
+        return Cause.NOT_FOUND
+    if status == 429:
+        return Cause.RATE_LIMIT
+    if status in (408, 504):
+        return Cause.TIMEOUT
+    if status >= 500:
+        return Cause.SERVER
+    if status in (400, 413, 422):
+        return Cause.BAD_REQUEST
+    return Cause.OTHER
 
 
 class ModelCallError(Exception):
     """A call that did not produce an answer.
 
     ``retryable`` says whether trying again can help (rate limits, 5xx, dropped connections,
-    timeouts, garbled bodies); ``retry_after`` is the server's requested wait in seconds.
+    timeouts, garbled bodies); ``retry_after`` is the server's requested wait in seconds;
+    ``cause`` is why it failed (by default, what ``status`` stands for, else other).
     """
 
     def __init__(
@@ -19,12 +70,16 @@ class ModelCallError(Exception):
         retryable: bool,
         retry_after: float | None = None,
         status: int | None = None,
+        cause: Cause | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
         self.tries = 1
+        if cause is None:
+            cause = cause_of_status(status) if status is not None else Cause.OTHER
+        self.cause = cause
 
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})

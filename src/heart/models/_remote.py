@@ -13,7 +13,6 @@ from heart.models._keys import api_key
 class RemoteModel:
     """Base of the HTTP providers; subclasses say which SDK client to build."""
 
-    default_key_env = ""
     install_hint = ""
 
     def __init__(self, spec: ModelSpec) -> None:
@@ -30,7 +29,7 @@ class RemoteModel:
 
     def _connect(self) -> Any:
         if self._client is None:
-            self._secret = api_key(self._spec, default_env=self.default_key_env)
+            self._secret = api_key(self._spec)
             try:
                 self._client = self._new_client(self._secret)
             except ImportError:

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from heart.config import ModelSpec, ProviderName
-from heart.models._errors import ModelCallError
+from heart.models._errors import Cause, ModelCallError
 from heart.models._protocol import ChatRequest, ChatResponse
 from heart.models._remote import RemoteModel
 from heart.models.openai_compat import translate_error
@@ -23,7 +23,6 @@ TOOL = "answer"
 class AnthropicModel(RemoteModel):
     provider: ProviderName = "anthropic"
     output_mode = "tool"
-    default_key_env = "ANTHROPIC_API_KEY"
     install_hint = INSTALL_HINT
 
     def __init__(self, spec: ModelSpec) -> None:
@@ -116,7 +115,11 @@ class AnthropicModel(RemoteModel):
             elif event.type == "message_stop":
                 finished = True
         if not finished:
-            raise ModelCallError("the stream ended before the answer was complete", retryable=True)
+            raise ModelCallError(
+                "the stream ended before the answer was complete",
+                retryable=True,
+                cause=Cause.CONNECTION,
+            )
         return ChatResponse(
             text="".join(pieces),
             tokens_in=tokens_in,

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from heart.config import ModelSpec, ProviderName
-from heart.models._errors import ModelCallError
+from heart.models._errors import Cause, ModelCallError
 from heart.models._protocol import ChatRequest, ChatResponse
 from heart.models._remote import RemoteModel
 
@@ -29,7 +29,6 @@ class OpenAICompatibleModel(RemoteModel):
     """Chat completions over HTTP; SDK retries are off because the engine does its own."""
 
     provider: ProviderName = "openai"
-    default_key_env = "OPENAI_API_KEY"
     install_hint = INSTALL_HINT
 
     def __init__(self, spec: ModelSpec) -> None:
@@ -62,7 +61,9 @@ class OpenAICompatibleModel(RemoteModel):
                 return await self._streamed(client, kwargs, start)
             answer = await client.chat.completions.create(**kwargs)
             if not answer.choices:
-                raise ModelCallError("the answer has no choices", retryable=True)
+                raise ModelCallError(
+                    "the answer has no choices", retryable=True, cause=Cause.SERVER
+                )
             usage = answer.usage
             return ChatResponse(
                 text=answer.choices[0].message.content or "",
@@ -95,7 +96,11 @@ class OpenAICompatibleModel(RemoteModel):
                     pieces.append(choice.delta.content)
                 finish = choice.finish_reason or finish
         if finish is None:
-            raise ModelCallError("the stream ended before the answer was complete", retryable=True)
+            raise ModelCallError(
+                "the stream ended before the answer was complete",
+                retryable=True,
+                cause=Cause.CONNECTION,
+            )
         return ChatResponse(
             text="".join(pieces),
             tokens_in=tokens_in,  # some servers (llama.cpp) do not report usage when streaming
@@ -121,19 +126,26 @@ def translate_error(exc: Exception, secrets: list[str]) -> ModelCallError:
             retry_after=retry_after_seconds(getattr(response, "headers", None)),
             status=status,
         )
-    if _is_transient(exc):
-        return ModelCallError(message, retryable=True)
+    cause = _transient_cause(exc)
+    if cause is not None:
+        return ModelCallError(message, retryable=True, cause=cause)
     return ModelCallError(message, retryable=False)
 
 
-TRANSIENT_NAMES = frozenset(
-    {"APIConnectionError", "APITimeoutError", "APIResponseValidationError", "TransportError"}
-)
+TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException"})
+CONNECTION_NAMES = frozenset({"APIConnectionError", "TransportError"})
+GARBLED_NAMES = frozenset({"APIResponseValidationError"})
 
 
-def _is_transient(exc: Exception) -> bool:
-    """Timeouts, refused or dropped connections, cut-off streams and garbled bodies (SDK and
-    transport classes are matched by name, so no SDK needs importing here)."""
-    if isinstance(exc, TimeoutError | ConnectionError | ValueError):  # JSONDecodeError included
-        return True
-    return any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__)
+def _transient_cause(exc: Exception) -> Cause | None:
+    """Why a transient failure happened: a timeout, a refused, dropped or cut-off connection,
+    or a garbled body (the server's fault); None when the failure is not transient. SDK and
+    transport classes are matched by name, so no SDK needs importing here."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(exc, TimeoutError) or names & TIMEOUT_NAMES:
+        return Cause.TIMEOUT
+    if isinstance(exc, ConnectionError) or names & CONNECTION_NAMES:
+        return Cause.CONNECTION
+    if isinstance(exc, ValueError) or names & GARBLED_NAMES:  # JSONDecodeError included
+        return Cause.SERVER
+    return None

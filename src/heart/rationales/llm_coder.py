@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -132,6 +133,7 @@ class LlmCodingPlan:
     coder: str
     to_code: int
     already_done: int
+    asks: list[Rationale] = field(default_factory=list)  # the rationale each call codes
 
 
 @dataclass(frozen=True)
@@ -169,12 +171,16 @@ def _recorder(
     return record
 
 
-def plan_llm_coding(study: Study, spec: ModelSpec) -> LlmCodingPlan:
-    """The calls for every counted rationale without a valid coding by ``spec``'s model."""
+def plan_llm_coding(
+    study: Study, spec: ModelSpec, extra: Sequence[Rationale] = ()
+) -> LlmCodingPlan:
+    """The calls for every counted rationale without a valid coding by ``spec``'s model, and
+    for the ``extra`` ones (a dry run's rationales of verdicts not given yet)."""
     config = study.config.rationales
     codebook = load_codebook(config.codebook)
     coder = llm_coder_id(spec)
     todo, already = rationales_to_code(study.store, coder, codebook.hash, redo_failed=True)
+    todo = [*todo, *extra]
     prompt = study.use_prompt(CODER_PROMPT)
     template = study.use_prompt(REASK_PROMPT).text
     model = make_chat_model(spec)
@@ -189,7 +195,7 @@ def plan_llm_coding(study: Study, spec: ModelSpec) -> LlmCodingPlan:
                  on_result=_recorder(rationale, coder, codebook, prompt, key, spec),
                  price=spec.price, check=check)
         )  # fmt: skip
-    return LlmCodingPlan(calls, coder, len(todo), already)
+    return LlmCodingPlan(calls, coder, len(todo), already, todo)
 
 
 def code_with_llm(

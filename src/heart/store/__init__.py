@@ -1,7 +1,7 @@
 """The study store: SQLAlchemy tables, and opening and migrating a database."""
 
 from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
-from heart.store._db import Store, now_iso, open_store
+from heart.store._db import SchemaState, Store, now_iso, open_store, schema_state
 from heart.store._insert import add_if_missing
 from heart.store._origin import imported_judgment
 from heart.store._own import pair_with_reply_by, reply_by
@@ -44,6 +44,7 @@ __all__ = [
     "RationaleCodeRow",
     "RationaleCodingRow",
     "RewriteRow",
+    "SchemaState",
     "ScreeningRow",
     "Store",
     "SystemRow",
@@ -57,4 +58,5 @@ __all__ = [
     "open_store",
     "pair_with_reply_by",
     "reply_by",
+    "schema_state",
 ]

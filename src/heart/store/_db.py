@@ -13,7 +13,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -57,6 +57,33 @@ def _migrate(engine: Engine) -> None:
         command.upgrade(config, "head")
 
 
+@dataclass(frozen=True)
+class SchemaState:
+    """Where a database's schema stands against this release's migrations, read without
+    changing it."""
+
+    revision: str | None  # None: no schema written yet
+    head: str
+    known: frozenset[str]  # every revision this release can upgrade from
+    tables: frozenset[str]
+
+    @property
+    def current(self) -> bool:
+        return self.revision == self.head
+
+
+def schema_state(engine: Engine) -> SchemaState:
+    """The schema revision of the database behind ``engine`` (nothing is migrated)."""
+    scripts = ScriptDirectory.from_config(_alembic_config())
+    head = scripts.get_current_head()
+    assert head is not None  # the package ships its migrations
+    with engine.connect() as connection:
+        revision = MigrationContext.configure(connection).get_current_revision()
+        tables = frozenset(inspect(connection).get_table_names())
+    known = frozenset(script.revision for script in scripts.walk_revisions())
+    return SchemaState(revision, head, known, tables)
+
+
 @dataclass
 class Store:
     """A migrated database and a session factory over it."""
@@ -75,8 +102,9 @@ class Store:
         self.engine.dispose()
 
 
-def open_store(url: str) -> Store:
-    """Connect to ``url``, bring its schema to the newest migration, and return the store."""
+def open_store(url: str, *, migrate: bool = True) -> Store:
+    """Connect to ``url``, bring its schema to the newest migration (unless ``migrate`` is
+    false: a check reads the store as it is), and return the store."""
     try:
         engine = create_engine(url, future=True, pool_size=POOL_SIZE)
     except (ArgumentError, ImportError) as exc:
@@ -87,7 +115,8 @@ def open_store(url: str) -> Store:
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     try:
-        _migrate(engine)
+        if migrate:
+            _migrate(engine)
     except OperationalError as exc:
         raise StoreError(f"store {engine.url!r} cannot be opened: {exc.orig}") from None
     return Store(url=url, engine=engine, sessions=sessionmaker(engine, expire_on_commit=False))

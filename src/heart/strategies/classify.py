@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -143,6 +143,7 @@ class ClassificationPlan:
     classifier: str
     sampled: int  # completions in the sample (labelled or to label)
     already_done: int
+    asks: list[CompletionRow] = field(default_factory=list)  # the completion each call labels
 
 
 @dataclass(frozen=True)
@@ -180,9 +181,14 @@ def _recorder(
     return record
 
 
-def plan_classification(study: Study, spec: ModelSpec | None = None) -> ClassificationPlan:
+def plan_classification(
+    study: Study,
+    spec: ModelSpec | None = None,
+    replies: tuple[list[CompletionRow], dict[str, Item]] | None = None,
+) -> ClassificationPlan:
     """The completions to label (``strategies.completions`` of them, spread over systems, or
-    all) and the calls for those without a valid classification by this classifier."""
+    all) and the calls for those without a valid classification by this classifier; over the
+    stored usable replies and their items, unless ``replies`` gives others (a dry run's)."""
     config = study.config.strategies
     spec = spec or config.classifier or DEFAULT_CLASSIFIER
     taxonomy = load_taxonomy(config.taxonomy)
@@ -190,16 +196,17 @@ def plan_classification(study: Study, spec: ModelSpec | None = None) -> Classifi
     prompt = study.use_prompt(CLASSIFIER_PROMPT)
     template = study.use_prompt(REASK_PROMPT).text
     with study.store.session() as session:
-        completions = list(
-            session.scalars(select(CompletionRow).where(CompletionRow.status == Status.OK))
-        )
-        items = {r.id: r for r in session.scalars(select(ItemRow))}
+        if replies is None:
+            ok = select(CompletionRow).where(CompletionRow.status == Status.OK)
+            items = {r.id: item_from_row(r) for r in session.scalars(select(ItemRow))}
+            replies = (list(session.scalars(ok)), items)
         rows = session.execute(
             select(ClassificationRow.completion_id, ClassificationRow.status).where(
                 ClassificationRow.classifier == classifier,
                 ClassificationRow.taxonomy_hash == taxonomy.hash,
             )
         ).all()
+    completions, items = replies
     seen = {cid for cid, _ in rows}
     done = {cid for cid, status in rows if status == Status.OK}
     if config.completions is None:
@@ -210,11 +217,11 @@ def plan_classification(study: Study, spec: ModelSpec | None = None) -> Classifi
         sampled = kept | set(spread_sample(members, kept, config.completions, study.config.seed,
                                            "strategies"))  # fmt: skip
     model = make_chat_model(spec)
-    calls = []
+    calls, asks = [], []
     for completion in sorted(completions, key=lambda c: (c.item_id, c.id)):
         if completion.id not in sampled or completion.id in done:
             continue
-        item = item_from_row(items[completion.item_id])
+        item = items[completion.item_id]
         request = classification_request(item, completion.text, prompt, taxonomy, spec)
         key = call_key(model, request)
         parse = partial(parse_classification, reply=completion.text, taxonomy=taxonomy)
@@ -224,7 +231,8 @@ def plan_classification(study: Study, spec: ModelSpec | None = None) -> Classifi
                  on_result=_recorder(completion, classifier, taxonomy, prompt, key, spec),
                  price=spec.price, check=check)
         )  # fmt: skip
-    return ClassificationPlan(calls, classifier, len(sampled), len(done & sampled))
+        asks.append(completion)
+    return ClassificationPlan(calls, classifier, len(sampled), len(done & sampled), asks)
 
 
 def classify(
