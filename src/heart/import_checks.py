@@ -47,6 +47,18 @@ JSON_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
 """How a message names each kind of JSON value (true/false before numbers: bool is an int)."""
 
 
+def parse_json(text: str, where: str, fix: str) -> Any:
+    """One JSON value from outside; bad JSON is refused in one line naming ``where`` and
+    ``fix``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ImportRefused(f"{where}: JSON nested too deeply; {fix}") from None
+    except ValueError as exc:
+        problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ImportRefused(f"{where}: not valid JSON ({problem}); {fix}") from None
+
+
 def describe(value: Any) -> str:
     """A value as a message names it: its JSON kind and a short form of it."""
     if value is None:

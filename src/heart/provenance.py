@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 import heart
 from heart.config import STUDY_FILE, ModelSpec, Price, StudyConfig
 from heart.errors import ConfigError, ImportRefused
-from heart.import_checks import text_problem
+from heart.import_checks import parse_json, text_problem
 from heart.store import (
     BundleProvenanceRow,
     CallRow,
@@ -362,13 +362,7 @@ def parse_provenance(text: str, where: str) -> Provenance:
     """A bundle's ``provenance.json``, checked; a bad one is refused naming ``where`` and the
     field."""
     fix = "export the bundle again"
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ImportRefused(f"{where}: JSON nested too deeply; {fix}") from None
-    except ValueError as exc:
-        problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise ImportRefused(f"{where}: not valid JSON ({problem}); {fix}") from None
+    data = parse_json(text, where, fix)
     odd = text_problem(data)
     if odd:
         raise ImportRefused(f"{where}: the provenance {odd}; {fix}")

@@ -26,7 +26,7 @@ from heart.ids import (
     pair_id,
     seeded_order,
 )
-from heart.import_checks import STRENGTHS, check_row, describe, text_problem
+from heart.import_checks import STRENGTHS, check_row, describe, parse_json, text_problem
 from heart.provenance import (
     PROVENANCE_FILE,
     Provenance,
@@ -207,15 +207,7 @@ def _parse_jsonl(path: Path, text: str) -> list[Row]:
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except RecursionError:
-            raise ImportRefused(f"{path} line {number}: JSON nested too deeply") from None
-        except ValueError as exc:
-            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise ImportRefused(
-                f"{path} line {number}: not valid JSON ({problem}); write one JSON object a line"
-            ) from None
+        value = parse_json(line, f"{path} line {number}", "write one JSON object a line")
         if not isinstance(value, dict):
             raise ImportRefused(
                 f"{path} line {number}: expected a JSON object, got {describe(value)}"
