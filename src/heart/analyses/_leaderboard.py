@@ -222,9 +222,10 @@ class _Evidence:
 
 
 def _distinct(owner: Ints, value: Ints, k: int) -> Ints:
-    """Per owner 0..k-1, how many distinct values it has."""
-    pairs = np.unique(np.stack([owner, value]), axis=1)
-    counts: Ints = np.bincount(pairs[0], minlength=k)
+    """Per owner 0..k-1, how many distinct values (small non-negative ints) it has."""
+    seen = np.zeros((k, int(value.max()) + 1 if value.size else 0), dtype=bool)
+    seen[owner, value] = True
+    counts: Ints = seen.sum(axis=1)
     return counts
 
 
@@ -380,28 +381,26 @@ def _differences(
     conversations of the two, significant only between systems with intervals, and clear when
     the two intervals lie apart on evidence from more than one rater."""
     at = np.asarray(order, dtype=np.int64)
+    diffs = elo_differences(elo[at], elo_rounds[:, at], level)
+    i = at[np.asarray([d.i for d in diffs], dtype=np.int64)]
+    j = at[np.asarray([d.j for d in diffs], dtype=np.int64)]
+    both = measured[i] & measured[j]
+    fewer = np.minimum(evidence.conversations[i], evidence.conversations[j])
+    factor = np.where(both, few_conversations_factor(fewer, level), np.nan)
+    d_low, d_high = widen(
+        np.asarray([d.difference for d in diffs]), np.asarray([d.low for d in diffs]),
+        np.asarray([d.high for d in diffs]), factor,
+    )  # fmt: skip
     above = clearly_above(low, high)
-    independent = ~evidence.one_rater
-    out = []
-    for d in elo_differences(elo[at], elo_rounds[:, at], level):
-        i, j = int(at[d.i]), int(at[d.j])
-        both = bool(measured[i] and measured[j])
-        clusters = np.asarray([min(evidence.conversations[i], evidence.conversations[j])])
-        factor = float(few_conversations_factor(clusters, level)[0]) if both else float("nan")
-        d_low, d_high = widen(
-            np.asarray([d.difference]), np.asarray([d.low]), np.asarray([d.high]),
-            np.asarray([factor]),
-        )  # fmt: skip
-        clear = (
-            both and bool(independent[i] and independent[j]) and bool(above[i, j] or above[j, i])
+    apart = above[i, j] | above[j, i]
+    clear = both & ~evidence.one_rater[i] & ~evidence.one_rater[j] & apart
+    return [
+        replace(
+            d,
+            low=float(d_low[n]),
+            high=float(d_high[n]),
+            significant=d.significant and bool(both[n]),
+            clear=bool(clear[n]),
         )
-        out.append(
-            replace(
-                d,
-                low=float(d_low[0]),
-                high=float(d_high[0]),
-                significant=d.significant and both,
-                clear=clear,
-            )
-        )
-    return out
+        for n, d in enumerate(diffs)
+    ]
