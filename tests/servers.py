@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from heart.models.embedded import embedded_model_path
+from heart.models.embedded import embedded_model_path, with_waiting_threads
 
 SERVED_NAME = "smollm2"
 
@@ -49,6 +50,7 @@ def llama_server(n_ctx: int = 4096) -> Iterator[str]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,
+            env=with_waiting_threads(dict(os.environ)),
         )  # fmt: skip
         base_url = f"http://127.0.0.1:{port}/v1"
         try:

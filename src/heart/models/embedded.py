@@ -41,6 +41,17 @@ def embedded_model_path() -> Path:
     return path
 
 
+WAITING_THREADS = {"OMP_WAIT_POLICY": "PASSIVE"}
+"""How llama.cpp's OpenMP threads wait for each other: asleep, not spinning. Spinning threads
+win a little on an idle machine but lose several times over beside any other busy process
+(bench/embedded_contention.py measures both). Read once, when the OpenMP runtime loads."""
+
+
+def with_waiting_threads(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with heart's wait policy added where the user has not chosen one."""
+    return {**WAITING_THREADS, **env}
+
+
 _LOADED: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 # Every llama.cpp call runs on this one thread: its OpenMP team is made once and reused, where
@@ -56,12 +67,25 @@ def _close_loaded() -> None:
         _LOADED.popitem()[1][0].close()
 
 
+def embedded_threads() -> int:
+    """How many threads llama.cpp computes with: HEART_EMBEDDED_THREADS, else one per core."""
+    given = os.environ.get("HEART_EMBEDDED_THREADS", "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise HeartError(
+                f"HEART_EMBEDDED_THREADS is {given!r}; "
+                "set it to a whole number of threads, 1 or more"
+            )
+        return int(given)
+    return max(1, os.cpu_count() or 1)
+
+
 def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
     """How heart opens a GGUF file with llama-cpp-python's ``Llama``."""
     return {
         "model_path": str(path),
         "n_ctx": n_ctx,
-        "n_threads": max(1, os.cpu_count() or 1),
+        "n_threads": embedded_threads(),
         "n_batch": 512,
         "logits_all": False,
         "verbose": False,
@@ -76,6 +100,8 @@ def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
     key = (str(path), n_ctx)
     with _LOAD_LOCK:
         if key not in _LOADED:
+            for name, value in WAITING_THREADS.items():
+                os.environ.setdefault(name, value)
             try:
                 llama = greedy_grammar_llama()
             except ImportError:
