@@ -542,6 +542,33 @@ def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
         raise ConfigError("\n".join(problems)) from None
 
 
+def without_store(text: str, source: str = STUDY_FILE) -> str:
+    """A valid study file's text without its ``store`` setting, for a study whose data is to
+    stay in its own folder: the line that sets it taken out (comments and all else kept), or,
+    when it is not set on lines of its own, the file's settings written anew without it."""
+    config = parse_study(text, source)
+    if config.store is None:
+        return text
+    wanted = config.model_dump(mode="json", exclude={"store"})
+    node = compose_yaml(text, source)
+    assert isinstance(node, yaml.MappingNode)  # parse_study accepted it
+    for key, value in node.value:
+        if key.value == "store" and key.start_mark.column == 0:
+            start = text.rfind("\n", 0, key.start_mark.index) + 1
+            end = text.find("\n", value.end_mark.index)
+            cut = text[:start] + ("" if end < 0 else text[end + 1 :])
+            try:
+                kept = parse_study(cut, source).model_dump(mode="json")
+            except ConfigError:
+                break
+            if kept == {**wanted, "store": None}:
+                return cut
+    settings = config.model_dump(mode="json", exclude={"store"}, exclude_unset=True)
+    return f"# {source} without its 'store' setting\n" + yaml.safe_dump(
+        settings, sort_keys=False, allow_unicode=True
+    )
+
+
 def load_study(study_dir: Path) -> StudyConfig:
     """Read and validate ``study_dir/study.yaml``."""
     path = study_dir / STUDY_FILE
