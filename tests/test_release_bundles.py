@@ -4,7 +4,9 @@ carries every column, and a refused import leaves nothing behind."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +18,9 @@ from sqlalchemy import func, select
 from heart import pipeline
 from heart.config import STUDY_FILE, parse_study, without_store
 from heart.errors import HeartError, ImportRefused
+from heart.release import read_bundle, store_bundle
 from heart.store import CompletionRow, JudgmentRow, open_store
-from heart.study import create_study, open_study
+from heart.study import create_study, open_study, staged_study
 from heart.types import sha256_hex
 
 from .helpers import heart
@@ -324,3 +327,29 @@ def test_a_bundle_exported_again_from_its_copy_is_the_same(bundle: Path, tmp_pat
     assert sorted(manifest["files"]) == [n for n in names if n != "manifest.json"]
     assert len(copied["bundle_provenance"]) == 1
     assert pipeline.import_into(fresh, again).added == {}  # nothing new
+
+
+def test_a_store_another_process_made_meanwhile_is_kept(bundle: Path, tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    root.mkdir()
+    (root / STUDY_FILE).write_text((bundle / STUDY_FILE).read_text())
+    with pytest.raises(HeartError) as err, staged_study(root) as study:
+        store_bundle(study.store, read_bundle(bundle))
+        open_study(root).close()  # another heart opens the study, making its store
+    assert str(err.value) == (
+        f"{root / 'heart.db'}: made by another process meanwhile; run the command again"
+    )
+    assert _tree(root) == ["heart.db", STUDY_FILE] and _count(root, JudgmentRow) == 0
+    assert pipeline.import_into(root, bundle).added["judgments.jsonl"] == VERDICTS
+
+
+def test_a_new_study_is_placed_where_files_cannot_be_hard_linked(
+    bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(*_: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    fresh = tmp_path / "fresh"
+    assert pipeline.import_into(fresh, bundle).added["judgments.jsonl"] == VERDICTS
+    assert _tree(fresh) == ["heart.db", STUDY_FILE] and _count(fresh, JudgmentRow) == VERDICTS

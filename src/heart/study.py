@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import uuid
 from collections.abc import Iterator
@@ -143,6 +144,19 @@ def _remove_sqlite(path: Path) -> None:
             part.unlink()
 
 
+def _place_new(source: Path, target: Path) -> None:
+    """Give ``source`` the name ``target`` too, never over a file another process made meanwhile
+    (where the file system has no hard links, it is moved after a last look)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        if target.exists():
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None
+        os.replace(source, target)
+
+
 @contextmanager
 def staged_study(root: str | Path, config_text: str | None = None) -> Iterator[Study]:
     """The study at ``root`` for a change that is all or nothing even when it makes the study.
@@ -181,29 +195,32 @@ def staged_study(root: str | Path, config_text: str | None = None) -> Iterator[S
             f"{root}: cannot be made a folder ({exc.strerror}); choose another"
         ) from None
     staged = root / f".{DEFAULT_STORE}.{uuid.uuid4().hex}.new"
-    study = Study(root=root, config=config, store=open_store(f"sqlite:///{staged.resolve()}"))
     placed: list[Path] = []
+    store: Store | None = None
     try:
+        store = open_store(f"sqlite:///{staged.resolve()}")
+        study = Study(root=root, config=config, store=store)
         if config_text is None:
             sync_roster(study)
         yield study
         study.close()
         try:
-            os.link(staged, store_file)  # never over a store another process made meanwhile
+            _place_new(staged, store_file)
             placed.append(store_file)
             if config_text is not None:
                 with target.open("x", encoding="utf-8") as out:
                     placed.append(target)
                     out.write(config_text)
-        except FileExistsError as exc:
+        except FileExistsError:
+            taken = target if placed else store_file
             raise HeartError(
-                f"{exc.filename}: made by another process meanwhile; run the command again"
+                f"{taken}: made by another process meanwhile; run the command again"
             ) from None
     except BaseException:
-        study.close()
+        if store is not None:
+            store.close()
         for path in placed:
             _remove_sqlite(path)
-        _remove_sqlite(staged)
         for folder in made:
             with suppress(OSError):
                 folder.rmdir()  # only when empty
