@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
-from heart.config import PairDesign, load_study, parse_study
+from heart.config import PairDesign, load_study, parse_study, setting_lines
 from heart.errors import ConfigError
 from heart.types import SystemKind
+from heart.yaml_reader import MAX_YAML_BYTES, MAX_YAML_VALUES
 
 DEMO = files("heart.demo").joinpath("study.yaml").read_text(encoding="utf-8")
 
@@ -171,4 +173,73 @@ def test_a_setting_named_with_an_unprintable_character_is_shown_escaped() -> Non
     assert str(err.value).splitlines() == [
         "study.yaml line 5: 'people.'writers\\x1e'': unknown setting; check its spelling and "
         "indentation, got 2"
+    ]
+
+
+# --- YAML from outside: bounded in size and in what its aliases expand to --------------------
+
+
+def nested_aliases(levels: int = 9, fan: int = 9) -> str:
+    """A few hundred bytes whose aliases expand to ``fan ** levels`` values ("billion laughs")."""
+    lines = [SYSTEMS.rstrip(), "a0: &a0 [" + ", ".join(['"lol"'] * fan) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fan) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_nested_aliases_are_refused_at_once(tmp_path: Path) -> None:
+    text = nested_aliases()
+    assert len(text.encode()) < 700
+    (tmp_path / "study.yaml").write_text(text)
+    for read in (lambda: parse_study(text, "study.yaml"), lambda: load_study(tmp_path)):
+        started = time.perf_counter()
+        with pytest.raises(ConfigError) as err:
+            read()
+        assert time.perf_counter() - started < 1
+        message = str(err.value)
+        assert "\n" not in message and message.endswith(
+            f"study.yaml: its aliases (*name) repeat values to more than {MAX_YAML_VALUES:,} "
+            "in all; write the repeated settings out, or repeat fewer of them"
+        )
+    started = time.perf_counter()
+    assert setting_lines(text) == {}  # `heart check` places problems with it
+    assert time.perf_counter() - started < 1
+
+
+def test_an_alias_inside_its_own_anchor_is_refused() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(SYSTEMS + "judges: &loop [*loop]\n", "study.yaml")
+    assert str(err.value) == (
+        "study.yaml line 4: the value here holds an alias of itself, which never ends; write it out"
+    )
+
+
+def test_a_study_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "study.yaml"
+    path.write_text(SYSTEMS + "# " + "x" * MAX_YAML_BYTES + "\n")
+    size = path.stat().st_size
+    problem = (
+        f"study.yaml: {size:,} bytes, over the {MAX_YAML_BYTES:,} a settings file may hold; "
+        "keep settings only in it"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_study(tmp_path)
+    assert str(err.value) == f"{tmp_path}/{problem}"
+    with pytest.raises(ConfigError) as err:
+        parse_study(path.read_text(), "study.yaml")
+    assert str(err.value) == problem
+
+
+def test_aliases_and_merge_keys_within_bounds_still_load() -> None:
+    text = (
+        "name: x\n"
+        "systems:\n"
+        "  - {name: a, kind: model, family: f, model: &small {provider: openai, model: m}}\n"
+        "  - {name: b, kind: model, family: g, model: *small}\n"
+        "  - {name: c, kind: model, family: h, model: {<<: *small, model: n}}\n"
+    )
+    config = parse_study(text, "study.yaml")
+    assert [(s.model.provider, s.model.model) for s in config.systems if s.model] == [
+        ("openai", "m"),
+        ("openai", "m"),
+        ("openai", "n"),
     ]

@@ -152,6 +152,7 @@ def test_a_bundle_from_before_a_new_column_imports_with_its_default(
     judgments.write_text("".join(json.dumps(r) + "\n" for r in rows))
     manifest = json.loads((bundle / "manifest.json").read_text())
     manifest["files"]["judgments.jsonl"]["sha256"] = sha256_hex(judgments.read_text())
+    manifest["version"] = 1  # bundles of version 2 on have the column in every row
     (bundle / "manifest.json").write_text(json.dumps(manifest))
 
     fresh = open_store(f"sqlite:///{tmp_path / 'fresh.db'}")

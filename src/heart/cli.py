@@ -849,10 +849,12 @@ def import_(
         typer.Option(help="For a file: 'completions', 'judgments' or 'labels'."),
     ] = None,
 ) -> None:
-    """Import a bundle (or completions/judgments from a file) into the study, all or nothing.
+    """Import a bundle (or completions/judgments from a file) into the study, all or nothing; a
+    refused import leaves nothing behind.
 
-    Importing a bundle into a folder without a study.yaml creates the study from the bundle. The
-    bundle's provenance is kept beside the study's own, never in its place.
+    A bundle is data: its rows go into the study's own store. Into a folder without a study.yaml
+    it makes the study, whose study.yaml is the bundle's without its store setting. The bundle's
+    provenance is kept beside the study's own, never in its place.
     """
     from heart.pipeline import import_into
 

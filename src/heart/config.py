@@ -13,6 +13,7 @@ from heart.endpoints import BadBaseUrl, endpoint_of, normalise_base_url
 from heart.errors import ConfigError
 from heart.types import SystemKind
 from heart.utf8 import NotUtf8, decode_utf8
+from heart.yaml_reader import check_yaml_size, compose_yaml, construct_yaml
 
 ProviderName = Literal["embedded", "openai", "anthropic"]
 STUDY_FILE = "study.yaml"
@@ -488,10 +489,10 @@ def setting_lines(text: str) -> dict[tuple[Any, ...], int]:
     ``("systems", 0, "model")``); empty when the text is not readable YAML."""
     lines: dict[tuple[Any, ...], int] = {}
     try:
-        node = yaml.compose(text)
+        node = compose_yaml(text, STUDY_FILE)
         if node is not None:
             _line_index(node, (), lines, STUDY_FILE)
-    except (yaml.YAMLError, ConfigError, RecursionError):
+    except ConfigError:
         return {}
     return lines
 
@@ -515,32 +516,12 @@ def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
     """Validate a study file's text (or its bytes, which must be UTF-8); errors name the line
     and field and say what is expected."""
     text = _study_text(text, source)
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.reader.ReaderError as exc:
-        at = text.count("\n", 0, exc.position) + 1
-        raise ConfigError(
-            f"{source} line {at}: character U+{exc.character:04X} is not allowed in a YAML "
-            "file; remove it"
-        ) from None
-    except RecursionError:
-        raise ConfigError(f"{source}: settings nested too deeply to read; flatten them") from None
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        started = (
-            f" ({exc.context} started on line {exc.context_mark.line + 1})"
-            if exc.context and exc.context_mark
-            else ""
-        )
-        where = f"{source} line {line}" if line else source
-        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{started}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict) or node is None:
+    node = compose_yaml(text, source)
+    if node is None or not isinstance(node, yaml.MappingNode):
         raise ConfigError(f"{source}: expected a mapping of study settings at the top level")
     lines: dict[tuple[Any, ...], int] = {}
     _line_index(node, (), lines, source)
+    data = construct_yaml(node, source)
     try:
         return StudyConfig.model_validate(data)
     except ValidationError as exc:
@@ -561,6 +542,33 @@ def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
         raise ConfigError("\n".join(problems)) from None
 
 
+def without_store(text: str, source: str = STUDY_FILE) -> str:
+    """A valid study file's text without its ``store`` setting, for a study whose data is to
+    stay in its own folder: the line that sets it taken out (comments and all else kept), or,
+    when it is not set on lines of its own, the file's settings written anew without it."""
+    config = parse_study(text, source)
+    if config.store is None:
+        return text
+    wanted = config.model_dump(mode="json", exclude={"store"})
+    node = compose_yaml(text, source)
+    assert isinstance(node, yaml.MappingNode)  # parse_study accepted it
+    for key, value in node.value:
+        if key.value == "store" and key.start_mark.column == 0:
+            start = text.rfind("\n", 0, key.start_mark.index) + 1
+            end = text.find("\n", value.end_mark.index)
+            cut = text[:start] + ("" if end < 0 else text[end + 1 :])
+            try:
+                kept = parse_study(cut, source).model_dump(mode="json")
+            except ConfigError:
+                break
+            if kept == {**wanted, "store": None}:
+                return cut
+    settings = config.model_dump(mode="json", exclude={"store"}, exclude_unset=True)
+    return f"# {source} without its 'store' setting\n" + yaml.safe_dump(
+        settings, sort_keys=False, allow_unicode=True
+    )
+
+
 def load_study(study_dir: Path) -> StudyConfig:
     """Read and validate ``study_dir/study.yaml``."""
     path = study_dir / STUDY_FILE
@@ -570,6 +578,7 @@ def load_study(study_dir: Path) -> StudyConfig:
             "or pass --study DIR"
         )
     try:
+        check_yaml_size(path.stat().st_size, str(path))
         data = path.read_bytes()
     except OSError as exc:
         problem = f"{path}: cannot be read ({exc.strerror}); check its permissions"

@@ -47,11 +47,31 @@ JSON_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
 """How a message names each kind of JSON value (true/false before numbers: bool is an int)."""
 
 
+class KeyTwice(ValueError):
+    """A JSON object that gives one key twice (json.loads would keep the last without a
+    word)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"{key!r} is given twice")
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s object_pairs_hook for outside JSON: raises KeyTwice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise KeyTwice(key)
+        out[key] = value
+    return out
+
+
 def parse_json(text: str, where: str, fix: str) -> Any:
-    """One JSON value from outside; bad JSON is refused in one line naming ``where`` and
-    ``fix``."""
+    """One JSON value from outside; bad JSON, or an object that gives one key twice, is refused
+    in one line naming ``where`` and ``fix``."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except KeyTwice as twice:
+        raise ImportRefused(f"{where}: {twice}; keep one") from None
     except RecursionError:
         raise ImportRefused(f"{where}: JSON nested too deeply; {fix}") from None
     except ValueError as exc:
@@ -215,3 +235,7 @@ def check_row(
     if table == "judgments" and record.get("status") == Status.OK and record.get("winner") is None:
         field = (names or {}).get("winner", "winner")
         raise ImportRefused(f"{where}: '{field}' must be given when 'status' is ok; {fix}")
+    text = record.get("text")
+    if table == "completions" and record.get("status") == Status.OK and not str(text).strip():
+        field = (names or {}).get("text", "text")
+        raise ImportRefused(f"{where}: '{field}' must hold the reply when 'status' is ok; {fix}")

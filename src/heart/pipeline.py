@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
-from heart.config import STUDY_FILE, ModelSpec
+from heart.config import STUDY_FILE, ModelSpec, without_store
 from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
 from heart.generate import GenerationSummary
 from heart.generate import generate as _generate
@@ -36,10 +36,11 @@ from heart.release import (
     import_bundle,
     import_table,
     read_bundle,
+    store_bundle,
 )
 from heart.store import SystemRow
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
-from heart.study import Study, create_study, open_study
+from heart.study import Study, open_study, staged_study
 
 if TYPE_CHECKING:  # the analyses and the report load only for the commands that need them
     from heart.analyses import JudgeAudit, Leaderboard
@@ -358,22 +359,28 @@ def export(study: Study, out: Path) -> dict[str, int]:
 
 
 def import_into(root: Path, path: Path, table: str | None = None) -> ImportSummary:
-    """Import a bundle folder (creating the study from it when ``root`` has none) or a
-    completions/judgments file (``table``) into the study at ``root``, all or nothing."""
+    """Import a bundle folder or a completions/judgments/labels file (``table``) into the study
+    at ``root``, all or nothing; a refused import leaves nothing behind.
+
+    A bundle into a folder without a study makes the study: the bundle's study file becomes its
+    own, without a ``store`` setting (its data stays in the folder), and every row goes into the
+    folder's own store. A bundle's settings never choose where or how its rows are stored."""
     from heart.errors import HeartError
 
     if path.is_dir():
-        if not (root / STUDY_FILE).exists():
-            config_text, _ = read_bundle(path)
-            create_study(root, config_text=config_text)
-        with open_study(root) as study:
-            return import_bundle(study.store, path)
+        if (root / STUDY_FILE).exists():
+            with staged_study(root) as study:
+                return import_bundle(study.store, path)
+        bundle = read_bundle(path)
+        config_text = without_store(bundle.study_file, str(path / STUDY_FILE))
+        with staged_study(root, config_text) as study:
+            return store_bundle(study.store, bundle)
     if table is None:
         raise HeartError(
             f"{path} is a file: say what it holds with --table completions, --table judgments "
             "or --table labels"
         )
-    with open_study(root) as study:
+    with staged_study(root) as study:
         return import_table(study.store, path, table, study.config.seed)
 
 

@@ -3,6 +3,7 @@ files into a study, all-or-nothing."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import hashlib
 import io
@@ -26,7 +27,15 @@ from heart.ids import (
     pair_id,
     seeded_order,
 )
-from heart.import_checks import STRENGTHS, check_row, describe, parse_json, text_problem
+from heart.import_checks import (
+    STRENGTHS,
+    KeyTwice,
+    check_row,
+    describe,
+    parse_json,
+    text_problem,
+    unique_keys,
+)
 from heart.provenance import (
     PROVENANCE_FILE,
     Provenance,
@@ -256,13 +265,39 @@ def _parse_csv(path: Path, text: str) -> list[Row]:
             ) from None
 
 
-def _read_manifest(bundle: Path) -> dict[str, str]:
-    """The bundle's files and their sha256, from a manifest of a version this release reads."""
+FILES_SINCE: dict[str, int] = {
+    STUDY_FILE: 1,
+    **{name: 1 for name, _ in TABLES},
+    "raters.jsonl": 2,
+    "strategy_labels.jsonl": 2,
+    "rewrites.jsonl": 3,  # these four came while bundles were at version 2, so one may lack them
+    "strategy_classifications.jsonl": 3,
+    "rationale_codings.jsonl": 3,
+    "rationale_codes.jsonl": 3,
+    PROVENANCE_FILE: 3,
+}
+"""The first bundle version whose every bundle has each file; a bundle of an older version may
+lack a file its study could not yet hold, and nothing else."""
+
+COLUMNS_SINCE: dict[tuple[str, str], tuple[int, Any]] = {
+    ("judgments.jsonl", "refused"): (2, []),
+    ("strategy_labels.jsonl", "taxonomy_hash"): (3, None),
+}
+"""Columns the store gained while bundles of an older version were written: the first version
+whose every row has the column, and what a row written before it means (no re-asked answers; a
+taxonomy not recorded). Every other column of a bundle's table is required in every row."""
+
+
+def _read_manifest(bundle: Path) -> tuple[int, dict[str, str]]:
+    """The bundle's version and the sha256 of each of its files, from a manifest of a version
+    this release reads that lists every file a bundle of its version has."""
     path = bundle / MANIFEST
     if not path.is_file():
         raise ImportRefused(f"{bundle}: no {MANIFEST}; is this a folder written by `heart export`?")
     try:
-        manifest = json.loads(_decode(path, _read_bytes(path)))
+        manifest = json.loads(_decode(path, _read_bytes(path)), object_pairs_hook=unique_keys)
+    except KeyTwice as twice:
+        raise ImportRefused(f"{path}: {twice}; keep one, or export the bundle again") from None
     except RecursionError:
         raise ImportRefused(f"{path}: JSON nested too deeply; export the bundle again") from None
     except ValueError as exc:
@@ -287,10 +322,9 @@ def _read_manifest(bundle: Path) -> dict[str, str]:
             f"{path}: 'files' must list the bundle's files (study.yaml among them) with their "
             "sha256; export the bundle again"
         )
-    known = {STUDY_FILE, PROVENANCE_FILE, *dict(TABLES)}
     hashes: dict[str, str] = {}
     for name, entry in files.items():
-        if name not in known:
+        if name not in FILES_SINCE:
             raise ImportRefused(
                 f"{path}: 'files' lists {name!r}, which is no file of a heart bundle; "
                 "export the bundle again"
@@ -301,31 +335,24 @@ def _read_manifest(bundle: Path) -> dict[str, str]:
                 f"{path}: 'files.{name}.sha256' must be the file's sha256; export the bundle again"
             )
         hashes[name] = digest
-    return hashes
+    for name, since in FILES_SINCE.items():
+        if version >= since and name not in hashes:
+            raise ImportRefused(
+                f"{path}: 'files' does not list {name}, which every bundle of version {version} "
+                "has; export the bundle again"
+            )
+    return version, hashes
 
 
-def _bundle_files(bundle: Path) -> dict[str, str]:
-    """The text of every file the manifest lists, after checking each one's sha256."""
-    texts: dict[str, str] = {}
-    for name, digest in _read_manifest(bundle).items():
-        path = bundle / name
-        if not path.is_file():
-            raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
-        data = _read_bytes(path)
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
-        texts[name] = _decode(path, data)
-    return texts
-
-
-def _bundle_tables(bundle: Path, texts: dict[str, str]) -> dict[str, list[Row]]:
-    return {name: _parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
-
-
-def read_bundle(bundle: Path) -> tuple[str, dict[str, list[Row]]]:
-    """The study file text and every table's rows, after checking the manifest's hashes."""
-    texts = _bundle_files(bundle)
-    return texts[STUDY_FILE], _bundle_tables(bundle, texts)
+def _refuse_unlisted(bundle: Path, listed: Iterable[str]) -> None:
+    """A bundle folder holds its manifest and the files it lists, nothing else."""
+    known = {MANIFEST, *listed}
+    for entry in sorted(bundle.iterdir()):
+        if entry.name not in known:
+            raise ImportRefused(
+                f"{entry}: in the bundle but not listed in {MANIFEST}; a bundle holds only the "
+                "files its manifest lists: remove it, or export the bundle again"
+            )
 
 
 def _fill_defaults(model: type[Base], record: dict[str, Any]) -> None:
@@ -338,12 +365,19 @@ def _fill_defaults(model: type[Base], record: dict[str, Any]) -> None:
             record[str(column.key)] = default.arg(None) if default.is_callable else default.arg
 
 
-def _check_rows(path: Path, model: type[Base], rows: list[Row]) -> None:
-    """Refuse unknown columns, missing required ones and values the table cannot hold; a column
-    added to the store after the bundle was written (it has a default) takes that default."""
+def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) -> None:
+    """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
+    bundle's version has is required: only a row of an older version may leave out a column the
+    store gained since (COLUMNS_SINCE), and it means what such a row meant."""
     expected = set(_columns(model))
+    older = {
+        column: value
+        for (name, column), (since, value) in COLUMNS_SINCE.items()
+        if name == path.name and version < since
+    }
     for number, record in rows:
-        _fill_defaults(model, record)
+        for column, value in older.items():
+            record.setdefault(column, copy.deepcopy(value))
         unknown = set(record) - expected
         missing = expected - set(record)
         if unknown or missing:
@@ -352,6 +386,44 @@ def _check_rows(path: Path, model: type[Base], rows: list[Row]) -> None:
                 f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
             )
         check_row(model, record, f"{path} line {number}", BUNDLE_FIX)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle, read and checked and nothing written yet: its study file (a record of the study
+    it came from, never settings of the study it goes into), every table's rows, and that
+    study's provenance (none before version 3)."""
+
+    path: Path
+    version: int
+    study_file: str
+    tables: dict[str, list[Row]]
+    provenance: Provenance | None
+
+
+def read_bundle(bundle: Path) -> Bundle:
+    """Read a bundle folder and check all of it before anything is stored: the manifest lists
+    every file of its version and the folder holds no other, each file matches its sha256, and
+    every row holds every column its table has, each value one the store can take."""
+    version, hashes = _read_manifest(bundle)
+    _refuse_unlisted(bundle, hashes)
+    texts: dict[str, str] = {}
+    for name, digest in hashes.items():
+        path = bundle / name
+        if not path.is_file():
+            raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
+        data = _read_bytes(path)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
+        texts[name] = _decode(path, data)
+    tables = {name: _parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+    for name, model in TABLES:
+        if name in tables:
+            _check_rows(bundle / name, model, tables[name], version)
+    provenance = None
+    if PROVENANCE_FILE in texts:
+        provenance = parse_provenance(texts[PROVENANCE_FILE], str(bundle / PROVENANCE_FILE))
+    return Bundle(bundle, version, texts[STUDY_FILE], tables, provenance)
 
 
 def _existing_keys(session: Session, name: str, column: str) -> set[Any]:
@@ -494,29 +566,27 @@ def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) ->
     return summary
 
 
-def import_bundle(store: Store, bundle: Path) -> ImportSummary:
-    """Import a bundle into ``store`` in one transaction: all rows or none. When it adds any, the
-    provenance of the study it came from is kept beside the importing study's own
+def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
+    """Add a read bundle's rows to ``store`` in one transaction: all rows or none. When it adds
+    any, the provenance of the study it came from is kept beside the importing study's own
     (``provenance.json`` in the summary), never in its place."""
-    texts = _bundle_files(bundle)
-    tables = _bundle_tables(bundle, texts)
-    provenance = None
-    if PROVENANCE_FILE in texts:
-        provenance = parse_provenance(texts[PROVENANCE_FILE], str(bundle / PROVENANCE_FILE))
-    for name, model in TABLES:
-        if name in tables:
-            _check_rows(bundle / name, model, tables[name])
     with store.session() as session:
         summary = _insert_all(
-            session, tables, lambda name, number: f"{bundle / name} line {number}"
+            session, bundle.tables, lambda name, number: f"{bundle.path / name} line {number}"
         )
-        if provenance is not None and summary.added:  # a bundle that added nothing made nothing
-            added, unchanged = record_imported(session, provenance)
+        if bundle.provenance is not None and summary.added:  # adding nothing made nothing
+            added, unchanged = record_imported(session, bundle.provenance)
             if added:
                 summary.added[PROVENANCE_FILE] = added
             if unchanged:
                 summary.unchanged[PROVENANCE_FILE] = unchanged
         return summary
+
+
+def import_bundle(store: Store, bundle: Path) -> ImportSummary:
+    """Import a bundle folder into ``store``: its rows, all or none, and never its settings (the
+    bundle's study file is not read)."""
+    return store_bundle(store, read_bundle(bundle))
 
 
 def _read_table_file(path: Path) -> list[Row]:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from heart.config import STUDY_FILE, StudyConfig, load_study, parse_study, store_url
+from heart.config import (
+    DEFAULT_STORE,
+    STUDY_FILE,
+    StudyConfig,
+    load_study,
+    parse_study,
+    store_url,
+)
 from heart.errors import HeartError
 from heart.prompts import Prompt, load_prompt
 from heart.store import JudgeRow, PromptRow, Store, SystemRow, open_store
@@ -113,3 +125,105 @@ def create_study(
     target.write_text(config_text, encoding="utf-8")
     open_study(directory).close()
     return target
+
+
+def _folders_to_make(root: Path) -> list[Path]:
+    """``root`` and those of its parents that do not exist yet, the outermost last."""
+    missing = []
+    for folder in (root, *root.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
+def _remove_sqlite(path: Path) -> None:
+    """Remove a file, and the write-ahead log and shared memory SQLite keeps beside a store."""
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(FileNotFoundError):
+            part.unlink()
+
+
+def _place_new(source: Path, target: Path) -> None:
+    """Give ``source`` the name ``target`` too, never over a file another process made meanwhile
+    (where the file system has no hard links, it is moved after a last look)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        if target.exists():
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None
+        os.replace(source, target)
+
+
+@contextmanager
+def staged_study(root: str | Path, config_text: str | None = None) -> Iterator[Study]:
+    """The study at ``root`` for a change that is all or nothing even when it makes the study.
+
+    With ``config_text`` (for a folder without a study file), a new study of that file, which
+    must keep its data in the folder (no ``store`` setting), and whose roster is not synced: the
+    change brings its own. A study without its store yet (the SQLite file in its folder) gets
+    one. A new store, and a new study file, are made under a temporary name and put in place only
+    when the block ends without an error; otherwise they are removed, with any folder made for
+    them, so that a refused change leaves nothing behind. A study that has its store is opened
+    as it is (the change's own transaction keeps it all or nothing)."""
+    root = Path(root)
+    target = root / STUDY_FILE
+    if config_text is None:
+        config = load_study(root)
+    else:
+        if target.exists():
+            raise HeartError(f"{target} already exists; import into the study it belongs to")
+        config = parse_study(config_text, str(target))
+        assert config.store is None, "a new study from outside keeps its data in its folder"
+    store_file = root / DEFAULT_STORE
+    if config.store is not None or store_file.exists():
+        if config_text is not None:
+            raise HeartError(
+                f"{root} holds {DEFAULT_STORE} but no {STUDY_FILE}; put its study file back, or "
+                "choose a new folder"
+            )
+        with open_study(root) as study:
+            yield study
+        return
+    made = _folders_to_make(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HeartError(
+            f"{root}: cannot be made a folder ({exc.strerror}); choose another"
+        ) from None
+    staged = root / f".{DEFAULT_STORE}.{uuid.uuid4().hex}.new"
+    placed: list[Path] = []
+    store: Store | None = None
+    try:
+        store = open_store(f"sqlite:///{staged.resolve()}")
+        study = Study(root=root, config=config, store=store)
+        if config_text is None:
+            sync_roster(study)
+        yield study
+        study.close()
+        try:
+            _place_new(staged, store_file)
+            placed.append(store_file)
+            if config_text is not None:
+                with target.open("x", encoding="utf-8") as out:
+                    placed.append(target)
+                    out.write(config_text)
+        except FileExistsError:
+            taken = target if placed else store_file
+            raise HeartError(
+                f"{taken}: made by another process meanwhile; run the command again"
+            ) from None
+    except BaseException:
+        if store is not None:
+            store.close()
+        for path in placed:
+            _remove_sqlite(path)
+        for folder in made:
+            with suppress(OSError):
+                folder.rmdir()  # only when empty
+        raise
+    finally:
+        _remove_sqlite(staged)
