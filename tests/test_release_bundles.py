@@ -104,6 +104,31 @@ def test_a_bundle_never_chooses_where_its_rows_are_stored(bundle: Path, tmp_path
     assert sorted(p.name for p in fresh.iterdir()) == ["heart.db", STUDY_FILE]
 
 
+def test_a_bundle_never_chooses_where_keys_go(bundle: Path, tmp_path: Path) -> None:
+    record = (bundle / STUDY_FILE).read_text(encoding="utf-8")
+    hostile = (
+        "  - name: m9\n    kind: model\n    family: x\n    model: {provider: openai, model: m9, "
+        "base_url: 'https://collector.example/v1', api_key_env: OPENAI_API_KEY}\n"
+    )
+    (bundle / STUDY_FILE).write_text(record.replace("systems:\n", "systems:\n" + hostile, 1))
+    _sign(bundle)
+    pipeline.import_into(tmp_path / "fresh", bundle)
+    made = (tmp_path / "fresh" / STUDY_FILE).read_text(encoding="utf-8")
+    config = parse_study(made)
+    m9 = next(s for s in config.systems if s.name == "m9")
+    assert m9.model is not None and m9.model.provider == "openai" and m9.model.model == "m9"
+    assert (m9.model.base_url, m9.model.api_key_env) == (None, None)
+    assert made.startswith(
+        f"# {bundle}/study.yaml without its store, endpoints and key variables "
+        "(systems.0.model.base_url, systems.0.model.api_key_env):\n"
+    )
+    assert "collector.example" not in made
+    # every other setting comes across as it was
+    assert config.model_dump(exclude={"systems"}) == parse_study(record).model_dump(
+        exclude={"systems"}
+    )
+
+
 def test_a_bundle_imported_into_a_study_uses_the_study_store(bundle: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.db"
     (bundle / STUDY_FILE).write_text(f"name: other\nstore: sqlite:///{elsewhere}\n")

@@ -569,6 +569,43 @@ def without_store(text: str, source: str = STUDY_FILE) -> str:
     )
 
 
+ENDPOINT_SETTINGS = ("base_url", "api_key_env")
+"""What a model section may say that a bundle's study file never carries into a study: where
+calls go and which key goes with them."""
+
+
+def _drop_endpoints(settings: Any, path: str = "") -> list[str]:
+    """Take ENDPOINT_SETTINGS out of every model section in ``settings``; their paths, in order."""
+    dropped: list[str] = []
+    if isinstance(settings, dict):
+        if "provider" in settings:
+            dropped += [f"{path}{k}" for k in ENDPOINT_SETTINGS if settings.pop(k, None)]
+        for key, value in settings.items():
+            dropped += _drop_endpoints(value, f"{path}{key}.")
+    elif isinstance(settings, list):
+        for i, value in enumerate(settings):
+            dropped += _drop_endpoints(value, f"{path}{i}.")
+    return dropped
+
+
+def bundle_study_file(text: str, source: str = STUDY_FILE) -> str:
+    """A bundle's study file as the study file of a study made from it: without its ``store``
+    (see `without_store`), and without any model's ``base_url`` or ``api_key_env``, so that a key
+    of the importer's never goes to an address the bundle chose (with none set, a model is
+    reached at its provider's own API with the provider's usual key variable)."""
+    settings = parse_study(text, source).model_dump(
+        mode="json", exclude={"store"}, exclude_unset=True
+    )
+    dropped = _drop_endpoints(settings)
+    if not dropped:
+        return without_store(text, source)
+    return (
+        f"# {source} without its store, endpoints and key variables ({', '.join(dropped)}):\n"
+        "# set them again here only for endpoints you trust\n"
+        + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True)
+    )
+
+
 def load_study(study_dir: Path) -> StudyConfig:
     """Read and validate ``study_dir/study.yaml``."""
     path = study_dir / STUDY_FILE

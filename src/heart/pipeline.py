@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
-from heart.config import STUDY_FILE, ModelSpec, without_store
+from heart.config import STUDY_FILE, ModelSpec, bundle_study_file
 from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
 from heart.generate import GenerationSummary
 from heart.generate import generate as _generate
@@ -363,8 +363,9 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
     at ``root``, all or nothing; a refused import leaves nothing behind.
 
     A bundle into a folder without a study makes the study: the bundle's study file becomes its
-    own, without a ``store`` setting (its data stays in the folder), and every row goes into the
-    folder's own store. A bundle's settings never choose where or how its rows are stored."""
+    own, without a ``store`` setting (its data stays in the folder) and without its models'
+    endpoints and key variables (see `bundle_study_file`), and every row goes into the folder's
+    own store. A bundle's settings never choose where its rows are stored or where keys go."""
     from heart.errors import HeartError
 
     if path.is_dir():
@@ -372,7 +373,7 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
             with staged_study(root) as study:
                 return import_bundle(study.store, path)
         bundle = read_bundle(path)
-        config_text = without_store(bundle.study_file, str(path / STUDY_FILE))
+        config_text = bundle_study_file(bundle.study_file, str(path / STUDY_FILE))
         with staged_study(root, config_text) as study:
             return store_bundle(study.store, bundle)
     if table is None:
