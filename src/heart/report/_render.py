@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.table import Table as RichTable
-from rich.text import Text
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
+from heart.console import as_text
 from heart.garbage import fewer_collections
 from heart.provenance import PROVENANCE_FILE
 from heart.report._conclusions import board_conclusions, report_conclusions
@@ -387,10 +387,12 @@ TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 
 
 def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
-    """A board (default: the main one) for an 80-column terminal; the report has every column."""
+    """A board (default: the main one) for an 80-column terminal; the report has every column.
+    Names are shown as written, never read as console markup."""
     board = board or facts.main
     title = f"HEART leaderboard: {facts.name}"
-    table = RichTable(title=f"{title} ({board.title})" if board else title)
+    title = f"{title} ({board.title})" if board else title
+    table = RichTable(title=as_text(title, style="table.title"))
     for head in TERMINAL_COLUMNS:
         table.add_column(head, justify="left" if head == "system" else "right")
     if board is None:
@@ -399,7 +401,7 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     for row in board_table(board).rows:
         rank, system, _family, elo, ci, _robust, _paper, n, _c, _o, _j, win, *axes, evidence = row
         mark = " *" if evidence != "firm" and rank != "†" else ""
-        table.add_row(rank, system + mark, elo, ci, n, win, *axes)
+        table.add_row(*map(as_text, (rank, system + mark, elo, ci, n, win, *axes)))
     lb = board.leaderboard
     table.caption = (
         f"CI: {lb.rounds} bootstrap rounds over conversations; #: shared by systems whose "
@@ -429,11 +431,11 @@ def _judge_columns(audits: list[JudgeAudit]) -> RichTable:
     table = RichTable(title="Judge audit (LLM judges)")
     table.add_column("check")
     for audit in audits:
-        table.add_column(Text(audit.judge), style="bold red" if audit.flagged else None)
+        table.add_column(as_text(audit.judge), style="bold red" if audit.flagged else None)
     rows = [row[1:] for row in audit_rows(audits)]
     for i, head in enumerate(AUDIT_HEADER[1:-1]):
-        table.add_row(head, *(Text(row[i]) for row in rows))
-    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits))
+        table.add_row(head, *(as_text(row[i]) for row in rows))
+    table.caption = as_text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits))
     table.caption_style = "bold"
     return table
 
@@ -447,10 +449,10 @@ def _rater_rows(audits: list[JudgeAudit]) -> RichTable:
     at = [AUDIT_HEADER.index(head) for head in RATER_COLUMNS[:-1]]
     for audit, row in zip(audits, audit_rows(audits), strict=True):
         word = "unreliable" if audit.flagged else "caution" if audit.cautions else "ok"
-        cells = [*(Text(row[i]) for i in at), Text(word)]
+        cells = [*(as_text(row[i]) for i in at), as_text(word)]
         table.add_row(*cells, style="bold red" if audit.flagged else None)
     noted = [a for a in audits if a.flagged or a.cautions]
-    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in noted))
+    table.caption = as_text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in noted))
     table.caption_style = "bold"
     return table
 
