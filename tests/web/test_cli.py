@@ -167,4 +167,9 @@ def test_serve_refuses_a_study_whose_people_have_no_human_system(tmp_path: Path)
         env={**os.environ, "HEART_ADMIN_TOKEN": "a" * 24, "COLUMNS": "300"},
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "'people.human_system': people's replies go to system 'human'" in result.stdout
+    assert result.stdout == (
+        f"error: {root / 'study.yaml'}: 'people.human_system': people's replies go to system "
+        "'human', and the study has no system of kind 'human' by that name (systems of kind "
+        "'human': none); add {name: human, kind: human, family: human} under systems, or set "
+        "people.human_system to one of them\n"
+    )
