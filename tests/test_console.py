@@ -32,9 +32,9 @@ ITEMS = 10
 
 
 def _study(root: Path) -> list[str]:
-    """The demo study with markup-like text at the start of every turn and situation, in its
-    name and in a control's reply; its items and fixed replies stored, and verdicts imported
-    from judges with markup-like names. Returns the item ids."""
+    """The demo study with markup-like text at the start of every turn and situation and in its
+    name; its items and fixed replies stored, and verdicts imported from judges with markup-like
+    names and rationales. Returns the item ids."""
     create_study(root, demo=True)
     corpus = root / "esconv_demo.jsonl"
     rows = [json.loads(text) for text in corpus.read_text(encoding="utf-8").splitlines()]
@@ -51,7 +51,7 @@ def _study(root: Path) -> list[str]:
         root,
         [
             "{name: original, kind: dataset, family: dataset}",
-            "{name: warm, kind: control, family: control, reply: 'So hard. [bold]x[/bold]'}",
+            "{name: warm, kind: control, family: control, reply: 'That sounds so hard.'}",
         ],
         items=ITEMS,
     )
@@ -127,9 +127,7 @@ def test_the_leaderboard_report_and_run_print_names_as_written(
     for command in (("report",), ("run",)):
         out = _clean(heart(*command, "--study", root, check=False), code=0)
         assert "HEART leaderboard: [/red] study" in out
-        assert f"Warning: the judge audit flags {BIASED}, {FIRST} as unreliable." in out or (
-            f"Warning: the judge audit flags {FIRST}, {BIASED} as unreliable." in out
-        )
+        assert f"Warning: the judge audit flags {FIRST}, {BIASED} as unreliable." in out
         assert CAUTIOUS in out and CAREFUL in out  # the audit under the board
         assert f"Report: {root / 'report' / 'index.html'}" in out
 
