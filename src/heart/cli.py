@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,8 +20,8 @@ from rich.progress import (
 )
 from rich.progress import Progress as RichProgress
 from rich.table import Table
-from rich.text import Text
 
+from heart.console import console, say, show
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
@@ -57,7 +55,6 @@ raters_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(raters_app, name="raters")
-console = Console()
 
 StudyOption = Annotated[
     Path, typer.Option("--study", "-s", help="The study folder (holds study.yaml).")
@@ -68,7 +65,7 @@ def _print_version(asked: bool) -> None:
     if asked:
         from heart.provenance import version_line
 
-        console.print(version_line(), highlight=False)
+        say(version_line())
         raise typer.Exit()
 
 
@@ -106,10 +103,10 @@ class ProgressBar:
     def __call__(self, report: Progress) -> None:
         if self.bar is None:
             self.bar = RichProgress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}"),
+                TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+                MofNCompleteColumn(), TextColumn("{task.fields[rate]}", markup=False),
+                TimeElapsedColumn(), TextColumn("eta", markup=False), TimeRemainingColumn(),
+                TextColumn("{task.fields[tokens]} tok ${task.fields[cost]:.4f}", markup=False),
                 console=console, refresh_per_second=4,
             )  # fmt: skip
             self.task = self.bar.add_task(report.stage, total=report.total, rate="", tokens=0,
@@ -133,9 +130,8 @@ def init(
     from heart.study import create_study
 
     target = create_study(directory, demo=demo)
-    console.print(
-        f"Created {target}" + (" (demo study)" if demo else "; edit it, then `heart run`")
-    )
+    done = " (demo study)" if demo else "; edit it, then `heart run`"
+    say(f"Created {target}{done}", soft_wrap=True)
 
 
 def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
@@ -144,11 +140,11 @@ def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
     selection = summary.selection
     if not summary.complete:
         assert summary.model_calls is not None
-        console.print(f"[yellow]The items were not changed: {_subsets(summary.stored)}.[/yellow]")
+        say(f"The items were not changed: {_subsets(summary.stored)}.", style="yellow")
         return _print_calls("screen", "no items chosen", summary.model_calls,
                             "screener calls", command)  # fmt: skip
     if selection is None:
-        console.print(f"items: {_subsets(summary.stored)} already built")
+        say(f"items: {_subsets(summary.stored)} already built")
         return True
     by_problem = selection.counts_by_problem()
     table = Table(
@@ -159,20 +155,18 @@ def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
     total = sum(selection.conversations_by_problem.values())
     for problem, n in sorted(selection.conversations_by_problem.items(), key=lambda kv: -kv[1]):
         table.add_row(problem, str(n), f"{requested * n / total:.1f}", str(by_problem[problem]))
-    console.print(table)
+    show(table)
     rules = Table(title=f"{len(selection.decisions)} couplets screened")
     rules.add_column("rule")
     rules.add_column("kept", justify="center")
     rules.add_column("couplets", justify="right")
     for rule, n in sorted(selection.counts_by_rule().items(), key=lambda kv: -kv[1]):
         rules.add_row(rule, "yes" if rule == "selected" else "", str(n))
-    console.print(rules)
+    show(rules)
     if summary.duplicates:
-        console.print(f"{summary.duplicates} duplicate conversations were skipped.")
+        say(f"{summary.duplicates} duplicate conversations were skipped.")
     state = "stored" if summary.changed else "unchanged (already stored)"
-    console.print(
-        f"Items {state} in {summary.seconds:.1f} s; the study has {_subsets(summary.stored)}."
-    )
+    say(f"Items {state} in {summary.seconds:.1f} s; the study has {_subsets(summary.stored)}.")
     if summary.model_calls is not None:
         _print_calls("screen", f"{len(selection.items)} items chosen", summary.model_calls,
                      "screener calls", command)  # fmt: skip
@@ -215,7 +209,7 @@ def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
     from heart.items.adversarial import MIN_TURNS
 
     if not summary.model_calls.complete:
-        console.print("[yellow]The adversarial items were not changed.[/yellow]")
+        say("The adversarial items were not changed.", style="yellow")
         return _print_calls("adversarial", "no items kept", summary.model_calls,
                             "rewriter or rater calls", command)  # fmt: skip
     table = Table(
@@ -228,11 +222,12 @@ def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
         reasons = ", ".join(f"{why} {n}" for why, n in counts.rejected.most_common())
         rejected = counts.requested - counts.kept
         table.add_row(profile, str(counts.requested), str(counts.kept), str(rejected), reasons)
-    console.print(table)
+    show(table)
     if summary.sources < summary.requested:
-        console.print(
-            f"[yellow]Only {summary.sources} conversations of the corpus have a supporter "
-            f"greeting, {MIN_TURNS} or more turns and pass the safety screen.[/yellow]"
+        say(
+            f"Only {summary.sources} conversations of the corpus have a supporter greeting, "
+            f"{MIN_TURNS} or more turns and pass the safety screen.",
+            style="yellow",
         )
     return _print_calls("adversarial", f"{summary.kept} items kept", summary.model_calls,
                         "rewriter or rater calls", command)  # fmt: skip
@@ -269,26 +264,25 @@ def items_show(
 
     with _study(study) as s:
         item, screened = stored_item(s.store, item_id)
-    console.print(
-        f"[bold]{item.id}[/bold]  {item.subset}  {item.problem_type} / {item.emotion_type}"
-    )
+    say((item.id, "bold"), f"  {item.subset}  {item.problem_type} / {item.emotion_type}")
     if "profile" in item.meta:
-        console.print(
+        say(
             f"escalation: {item.meta['profile']}, target hostility {item.meta['targets']}, "
             f"rated {item.meta['ratings']}"
         )
-    console.print(f"situation: {item.situation}")
-    console.print(
+    say(f"situation: {item.situation}")
+    say(
         f"conversation {item.conversation_id}, reply turn {item.turn_index}, "
         f"hash {item.content_hash[:16]}"
     )
     if screened is not None:
-        console.print(f"screen: {screened}")
-    console.print()
+        say(f"screen: {screened}")
+    say()
     for turn in item.context:
         colour = "cyan" if turn.role is Role.SEEKER else "green"
-        console.print(f"[{colour}]{ROLE_NAMES[turn.role]}:[/{colour}] {turn.text}")
-    console.print(f"\n[bold]original reply:[/bold] {item.reference}")
+        say((f"{ROLE_NAMES[turn.role]}:", colour), f" {turn.text}")
+    say()
+    say(("original reply:", "bold"), f" {item.reference}")
 
 
 @items_app.command("list")
@@ -310,7 +304,7 @@ def items_list(study: StudyOption = Path(".")) -> None:
             str(item.turn_index),
             last[:70] + ("…" if len(last) > 70 else ""),
         )
-    console.print(table)
+    show(table)
 
 
 def _command(stage: str, study: Path) -> str:
@@ -322,28 +316,23 @@ def _print_calls(stage: str, done: str, calls: RunSummary, what: str, command: s
     """One line per stage: what was done, how many calls, from cache, failed. Then, when some
     calls got no answer, the failures by cause with their fix and the command that asks again
     for just those; returns whether every call was answered."""
-    console.print(
+    say(
         f"{stage}: {done}, {calls.calls} model calls ({calls.cached} from cache, "
-        f"{calls.failed} failed)",
-        highlight=False,
+        f"{calls.failed} failed)"
     )
     if calls.failed:
         _print_failures(calls, what)
     if calls.not_started:
-        console.print(
-            f"[yellow]Budget reached: {calls.not_started} calls were not started (spent "
-            f"${calls.cost_usd:.4f}); raise engine.budget_usd if you want more per run.[/yellow]",
-            highlight=False,
+        say(
+            f"Budget reached: {calls.not_started} calls were not started (spent "
+            f"${calls.cost_usd:.4f}); raise engine.budget_usd if you want more per run.",
+            style="yellow",
         )
     if calls.complete:
         return True
     missing = calls.failed + calls.not_started
     these = f"these {missing} calls" if missing > 1 else "this call"
-    console.print(
-        f"[bold]Retry just {these} (finished work is skipped): {escape(command)}[/bold]",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"Retry just {these} (finished work is skipped): {command}", style="bold", soft_wrap=True)
     return False
 
 
@@ -352,14 +341,13 @@ def _print_failures(calls: RunSummary, what: str) -> None:
     how many and the first reason."""
     from heart.models._errors import FIXES
 
-    console.print(
-        f"[bold red]{calls.failed} {what} failed for good[/bold red] (stored with their "
-        "reason, never counted), by cause:",
-        highlight=False,
+    say(
+        (f"{calls.failed} {what} failed for good", "bold red"),
+        " (stored with their reason, never counted), by cause:",
     )
     for cause, n in calls.by_cause().most_common():
         calls_n = f"{n} call{'s' * (n > 1)}"
-        console.print(f"  {cause}, {calls_n}: {FIXES[cause]}", highlight=False, soft_wrap=True)
+        say(f"  {cause}, {calls_n}: {FIXES[cause]}", soft_wrap=True)
         models: dict[tuple[str, str, str], list[str]] = {}
         for f in calls.failures:
             if f.cause is cause:
@@ -367,7 +355,7 @@ def _print_failures(calls: RunSummary, what: str) -> None:
         for (provider, model, endpoint), reasons in models.items():
             reason = reasons[0] if len(reasons[0]) <= 300 else reasons[0][:300] + "…"
             line = f"{len(reasons)} to {provider} {model} at {endpoint}: {reason}"
-            console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
+            say(f"    {line}", soft_wrap=True)
 
 
 DryRunOption = Annotated[
@@ -414,24 +402,23 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
                           f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
         if not stage.models:
             table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0", "0")
-        console.print(table)
+        show(table)
         if stage.judging is not None:
             _print_schedule(stage.judging, 0)
     estimated = plan.estimated
     if estimated:
-        console.print(
+        say(
             f"{estimated} of these calls are estimates: they read work not done yet, so their "
             "tokens in (and the pairs and samples they come from) are projected. Assumed:",
-            highlight=False,
             soft_wrap=True,
         )
     elif plan.notes:
-        console.print("Assumed:")
+        say("Assumed:")
     for note in plan.notes:
-        console.print(f"  - {escape(note)}", highlight=False, soft_wrap=True)
-    console.print(f"At most ${plan.max_cost_usd:.4f} in all.", highlight=False)
+        say(f"  - {note}", soft_wrap=True)
+    say(f"At most ${plan.max_cost_usd:.4f} in all.")
     if budget is not None and plan.max_cost_usd > budget:
-        console.print(f"[yellow]The budget of ${budget:g} stops this run before it ends.[/yellow]")
+        say(f"The budget of ${budget:g} stops this run before it ends.", style="yellow")
 
 
 def _print_generation(summary: GenerationSummary, command: str) -> bool:
@@ -459,20 +446,21 @@ def _print_judging(summary: JudgingSummary, command: str) -> bool:
 def _print_schedule(plan: JudgingPlan, reasks: int) -> None:
     """Judge loads, and the pairs the ensemble could not cover as asked."""
     loads = ", ".join(f"{name} {n}" for name, n in plan.loads.items())
-    console.print(f"judge loads (verdicts scheduled): {loads}")
+    say(f"judge loads (verdicts scheduled): {loads}")
     if reasks:
-        console.print(f"{reasks} invalid verdicts were asked again with their validation error")
+        say(f"{reasks} invalid verdicts were asked again with their validation error")
     schedule = plan.schedule
     if schedule.unjudgeable:
-        console.print(
-            f"[yellow]{len(schedule.unjudgeable)} pairs have no eligible judge: every judge "
-            "shares a family with one of the two replies. Add a judge from another family to "
-            "rate them.[/yellow]"
+        say(
+            f"{len(schedule.unjudgeable)} pairs have no eligible judge: every judge shares a "
+            "family with one of the two replies. Add a judge from another family to rate them.",
+            style="yellow",
         )
     if schedule.short:
-        console.print(
-            f"[yellow]{len(schedule.short)} pairs have fewer eligible judges than "
-            "judging.judges_per_pair asks; they get every eligible one.[/yellow]"
+        say(
+            f"{len(schedule.short)} pairs have fewer eligible judges than "
+            "judging.judges_per_pair asks; they get every eligible one.",
+            style="yellow",
         )
 
 
@@ -480,25 +468,19 @@ def _print_report(summary: ReportSummary) -> None:
     from heart.report import rater_verdict, terminal_audit, terminal_conclusions, terminal_table
 
     if summary.warning:
-        console.print(f"[bold red]{summary.warning}[/bold red]")
+        say(summary.warning, style="bold red")
     labels = summary.facts.strategies
     if labels is not None and labels.flagged:
-        console.print(
-            f"[bold red]Strategy classifier: UNRELIABLE: {'; '.join(labels.problems)}.[/bold red]",
-            highlight=False,
-        )
+        say(f"Strategy classifier: UNRELIABLE: {'; '.join(labels.problems)}.", style="bold red")
     adversarial = summary.facts.adversarial
     if adversarial is not None and adversarial.rater.flagged:
-        console.print(
-            f"[bold red]Hostility rater: {rater_verdict(adversarial.rater)}[/bold red]",
-            highlight=False,
-        )
-    console.print(terminal_table(summary.facts))
+        say(f"Hostility rater: {rater_verdict(adversarial.rater)}", style="bold red")
+    show(terminal_table(summary.facts))
     for line in terminal_conclusions(summary.facts):
-        console.print(line, markup=False, highlight=False)
+        say(line)
     if summary.facts.audit:
-        console.print(terminal_audit(summary.facts.audit))
-    console.print(f"Report: {summary.path}")
+        show(terminal_audit(summary.facts.audit))
+    say(f"Report: {summary.path}", soft_wrap=True)
 
 
 @app.command()
@@ -579,7 +561,7 @@ def strategies(
 
 def _print_rationales(summary: RationaleCodingSummary, command: str) -> bool:
     rules = summary.rules
-    console.print(
+    say(
         f"rationales: {rules.coded} coded by the rule-based coder ({rules.coder}, codebook "
         f"{rules.codebook}), {rules.codes} themes found, {rules.already_done} coded before"
     )
@@ -613,7 +595,7 @@ def rationales(
             _print_dry_run(
                 pipeline.dry_run(s, ("rationales",), reply_tokens), s.config.engine.budget_usd
             )
-            console.print("The rule-based coder makes no model calls.")
+            say("The rule-based coder makes no model calls.")
             return
         summary = pipeline.code_rationales(s, ProgressBar())
     if not _print_rationales(summary, _command("rationales", study)):
@@ -634,27 +616,23 @@ def judges_audit(study: StudyOption = Path(".")) -> None:
     with _study(study) as s:
         audits = audit(s)
     if not audits:
-        console.print("No valid verdicts yet: run `heart judge`, or import judgments, first.")
+        say("No valid verdicts yet: run `heart judge`, or import judgments, first.")
         return
-    console.print(terminal_audit(audits))
+    show(terminal_audit(audits))
     judges = [a.judge for a in audits if a.flagged and not a.person]
     people = [a.judge for a in audits if a.flagged and a.person]
     if judges:
-        console.print(
-            Text(
-                f"Unreliable: {', '.join(judges)}. Their verdicts follow the order of "
-                "presentation more than the replies; use stronger judges for a real study.",
-                style="bold red",
-            )
+        say(
+            f"Unreliable: {', '.join(judges)}. Their verdicts follow the order of presentation "
+            "more than the replies; use stronger judges for a real study.",
+            style="bold red",
         )
     if people:
-        console.print(
-            Text(
-                f"Unreliable human raters: {', '.join(people)}. Their verdicts follow the order "
-                "of presentation more than the replies; for imported verdicts, check that each "
-                "row's a_system is the reply the person saw first.",
-                style="bold red",
-            )
+        say(
+            f"Unreliable human raters: {', '.join(people)}. Their verdicts follow the order of "
+            "presentation more than the replies; for imported verdicts, check that each row's "
+            "a_system is the reply the person saw first.",
+            style="bold red",
         )
     if judges or people:
         raise typer.Exit(1)
@@ -686,9 +664,9 @@ def leaderboard(
         raise HeartError(
             f"this study has no board for --judges {judges} --subset {subset}; it has: {have}"
         )
-    console.print(terminal_table(facts, board))
+    show(terminal_table(facts, board))
     for line in terminal_conclusions(facts, board):
-        console.print(line, markup=False, highlight=False)
+        say(line)
 
 
 @app.command()
@@ -714,27 +692,22 @@ def _print_check(report: CheckReport) -> None:
     """Each problem on one line with its fix, else a short summary of what was checked; the
     notes and the probes either way."""
     for note in report.notes:
-        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+        say(f"note: {note}", soft_wrap=True)
     for probe in report.probes:
         if probe.answered:
-            line = (
+            say(
                 f"probe: {probe.provider} {probe.model} at {probe.endpoint} answered in "
-                f"{probe.seconds:.1f} s ({', '.join(probe.users)})"
+                f"{probe.seconds:.1f} s ({', '.join(probe.users)})",
+                soft_wrap=True,
             )
-            console.print(escape(line), highlight=False, soft_wrap=True)
     if report.problems:
         n = len(report.problems)
-        console.print(f"[bold red]{n} problem{'s' * (n > 1)} in {escape(str(report.study))}:"
-                      "[/bold red]", highlight=False)  # fmt: skip
+        say(f"{n} problem{'s' * (n > 1)} in {report.study}:", style="bold red")
         for problem in report.problems:
-            console.print(f"  {escape(str(problem))}", highlight=False, soft_wrap=True)
+            say(f"  {problem}", soft_wrap=True)
         return
     probed = f"; {len(report.probes)} probes answered" if report.probes else ""
-    console.print(
-        f"[green]All good[/green]: {escape('; '.join(report.checked))}{probed}.",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(("All good", "green"), f": {'; '.join(report.checked)}{probed}.", soft_wrap=True)
 
 
 @app.command()
@@ -812,14 +785,13 @@ def run(
             if done.stopped == "generate"
             else ("the later stages did not run")
         )
-        console.print(
-            f"[bold red]heart run stopped after {done.stopped}: {why}.[/bold red] Finish those "
-            f"calls with the command above; then `{_command('run', study)}` goes on.",
-            highlight=False,
+        say(
+            (f"heart run stopped after {done.stopped}: {why}.", "bold red"),
+            f" Finish those calls with the command above; then `{_command('run', study)}` goes on.",
             soft_wrap=True,
         )
         raise typer.Exit(1)
-    console.print(f"Done in {done.seconds:.0f} s.")
+    say(f"Done in {done.seconds:.0f} s.")
 
 
 @app.command("export")
@@ -837,7 +809,7 @@ def export(
 
     with _study(study) as s:
         rows = export(s, out)
-    console.print(f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
+    say(f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows.items()), soft_wrap=True)
 
 
 @app.command("import")
@@ -861,7 +833,7 @@ def import_(
     summary = import_into(study, path, table)
     added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
     stored = sum(summary.unchanged.values())
-    console.print(f"Imported: {added}" + (f" ({stored} rows already stored)" if stored else ""))
+    say(f"Imported: {added}" + (f" ({stored} rows already stored)" if stored else ""))
 
 
 @app.command()
@@ -896,9 +868,12 @@ def serve(
     secret = secret_text.encode("utf-8") if secret_text else study_secret(study)
     web_app = create_app(study, admin_token=token, secret=secret)
     if given:
-        typer.echo(f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>")
+        say(
+            f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>",
+            soft_wrap=True,
+        )
     else:
-        typer.echo(f"admin: http://{host}:{port}/admin?token={token}")
+        say(f"admin: http://{host}:{port}/admin?token={token}", soft_wrap=True)
     uvicorn.run(web_app, host=host, port=port, log_level="info")
 
 
@@ -919,7 +894,7 @@ def raters_invite(
     with _study(study) as s:
         made = invite(s.store, n, note)
     for _, token in made:
-        typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
+        say(f"{base_url.rstrip('/')}/invite/{token}", soft_wrap=True)
 
 
 @raters_app.command("list")
@@ -937,7 +912,7 @@ def raters_list(study: StudyOption = Path(".")) -> None:
             q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
             f"{q.failed} of {q.checks}", str(q.counted), q.excluded or "",
         )  # fmt: skip
-    console.print(table)
+    show(table)
 
 
 def main() -> None:
@@ -945,7 +920,7 @@ def main() -> None:
     try:
         app()
     except HeartError as exc:
-        console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        say(("error:", "bold red"), f" {exc}", soft_wrap=True)
         sys.exit(2)
 
 

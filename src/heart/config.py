@@ -435,7 +435,7 @@ class StudyConfig(Strict):
             f"{source}: 'people.human_system': people's replies go to system {name!r}, and the "
             f"study has no system of kind 'human' by that name (systems of kind 'human': "
             f"{self._human_systems() or 'none'}); add {{name: {name}, kind: human, "
-            "family: human}} under systems, or set people.human_system to one of them"
+            "family: human} under systems, or set people.human_system to one of them"
         )
 
 

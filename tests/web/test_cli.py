@@ -109,6 +109,8 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
         "wrong admin token": "not-the-admin-token-9191",
         "participant": participant,
         "session": session,
+        "encoded participant": "PID-0c4e2a9b51",
+        "encoded session": "SESSION-71f3e0",
     }
     with heart_serve(study.root, port, log) as admin_link:
         admin_token = admin_link.split("token=", 1)[1]
@@ -118,6 +120,15 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
         with browser.open(f"{base}/invite/{invite_token}") as entered:  # then the landing page
             assert "Write replies" in entered.read().decode()
         entry = f"/prolific?PROLIFIC_PID={participant}&STUDY_ID=S1&SESSION_ID={session}"
+        with browser.open(base + entry) as entered:
+            assert "Write replies" in entered.read().decode()
+        # the same names percent-encoded: the app reads them, the log must not show them
+        with browser.open(f"{base}/admin?%74oken={admin_token}") as admin:
+            assert 'id="progress"' in admin.read().decode()
+        entry = (
+            f"/prolific?%50ROLIFIC_PID={secrets['encoded participant']}&STUDY_ID=S1"
+            f"&SESSION%5FID={secrets['encoded session']}"
+        )
         with browser.open(base + entry) as entered:
             assert "Write replies" in entered.read().decode()
         for refused in (
@@ -135,6 +146,9 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
         '"GET /admin?token=[redacted] HTTP/1.1" 303',
         '"GET /invite/[redacted] HTTP/1.1" 303',
         '"GET /prolific?PROLIFIC_PID=[redacted]&STUDY_ID=S1&SESSION_ID=[redacted] HTTP/1.1" 303',
+        '"GET /admin?%74oken=[redacted] HTTP/1.1" 303',
+        '"GET /prolific?%50ROLIFIC_PID=[redacted]&STUDY_ID=S1&SESSION%5FID=[redacted] HTTP/1.1"'
+        " 303",
         '"GET /invite/[redacted] HTTP/1.1" 403',
         '"GET /admin?token=[redacted] HTTP/1.1" 403',
     ):
@@ -153,4 +167,9 @@ def test_serve_refuses_a_study_whose_people_have_no_human_system(tmp_path: Path)
         env={**os.environ, "HEART_ADMIN_TOKEN": "a" * 24, "COLUMNS": "300"},
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "'people.human_system': people's replies go to system 'human'" in result.stdout
+    assert result.stdout == (
+        f"error: {root / 'study.yaml'}: 'people.human_system': people's replies go to system "
+        "'human', and the study has no system of kind 'human' by that name (systems of kind "
+        "'human': none); add {name: human, kind: human, family: human} under systems, or set "
+        "people.human_system to one of them\n"
+    )

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.table import Table as RichTable
-from rich.text import Text
 
 from heart.analyses import Board, JudgeAudit, LatencyReport
+from heart.console import as_text
 from heart.garbage import fewer_collections
 from heart.provenance import PROVENANCE_FILE
 from heart.report._conclusions import board_conclusions, report_conclusions
@@ -20,6 +20,7 @@ from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
 from heart.report._latency_tables import FigureRef, latency_section, with_ttft
+from heart.report._markdown import md_block, md_cell, md_fence, md_heading, md_inline
 from heart.report._provenance_tables import provenance_lines, provenance_tables
 from heart.report._rationale_tables import rationale_section
 from heart.report._strategy_tables import strategy_section
@@ -118,12 +119,12 @@ def _prompt_lines(facts: StudyFacts) -> list[str]:
 
 
 def _study_lines(facts: StudyFacts) -> list[str]:
-    out = [*_study_counts(facts), ""]
+    out = [*_md_list(_study_counts(facts)), ""]
     if facts.provenance is not None:
-        out += ["### Provenance", "", *provenance_lines(facts.provenance), ""]
+        out += ["### Provenance", "", *_md_list(provenance_lines(facts.provenance)), ""]
         for table in provenance_tables(facts.provenance):
             out += markdown_table(table, level=4)
-    return [*out, "### Prompts", "", *_prompt_lines(facts)]
+    return [*out, "### Prompts", "", *_md_list(_prompt_lines(facts))]
 
 
 def _html_list(lines: list[str]) -> str:
@@ -142,42 +143,52 @@ def _html_list(lines: list[str]) -> str:
 # --- Markdown ------------------------------------------------------------------------------
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown_table(table: Table, level: int = 3) -> list[str]:
-    out = [f"{'#' * level} {table.title}", ""]
-    out.append("| " + " | ".join(map(_md_cell, table.header)) + " |")
+    """A titled table, every title, cell and note shown as written."""
+    out = [md_heading(level, table.title), ""]
+    out.append("| " + " | ".join(map(md_cell, table.header)) + " |")
     out.append("|" + "---|" * len(table.header))
-    out += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in table.rows]
+    out += ["| " + " | ".join(map(md_cell, row)) + " |" for row in table.rows]
     if table.note:
-        out += ["", table.note]
+        out += ["", md_block(table.note)]
     return [*out, ""]
 
 
+def _md_list(lines: list[str]) -> list[str]:
+    """Lines that are Markdown list items (``- text``), their text shown as written."""
+    return [f"- {md_block(line.removeprefix('- '))}" for line in lines]
+
+
+def _md_paragraphs(texts: list[str]) -> list[str]:
+    return [line for text in texts for line in (md_block(text), "")]
+
+
+def _md_warnings(texts: list[str]) -> list[str]:
+    return [line for text in texts for line in (f"**{md_inline(text.strip())}**", "")]
+
+
 def render_markdown(facts: StudyFacts) -> str:
-    out = [f"# HEART report: {facts.name}", ""]
+    """The report as Markdown. Names, labels and quoted text are escaped so that they render as
+    written: never as HTML, links or emphasis."""
+    out = [md_heading(1, f"HEART report: {facts.name}"), ""]
     warning = board_warning(facts)
     if warning:
-        out += [f"**{warning}**", ""]
+        out += _md_warnings([warning])
     conclusions = report_conclusions(facts.boards, facts.audit)
     if conclusions:
-        out += ["## What can be concluded", "", *(f"- {line}" for line in conclusions), ""]
+        out += ["## What can be concluded", "", *(f"- {md_block(c)}" for c in conclusions), ""]
     if not facts.boards:
         out += ["No valid judgments yet: run `heart run` to fill the board.", ""]
     for board in facts.boards:
-        out += [f"## {board.title}", ""]
+        out += [md_heading(2, board.title), ""]
         for table in board_tables(board, facts.latency):
             out += markdown_table(table)
     out += ["## Adversarial items", ""]
     warnings, tables, lines = adversarial_section(facts)
-    for line in warnings:
-        out += [f"**{line}**", ""]
+    out += _md_warnings(warnings)
     for table in tables:
         out += markdown_table(table)
-    for line in lines:
-        out += [line, ""]
+    out += _md_paragraphs(lines)
     tables = agreement_tables(facts.agreement)
     if tables:
         out += ["## Agreement", ""]
@@ -185,14 +196,12 @@ def render_markdown(facts: StudyFacts) -> str:
             out += markdown_table(table)
     out += ["## Rationales", ""]
     rationales = rationale_section(facts.rationales)
-    out += [line for warning in rationales.warnings for line in (f"**{warning}**", "")]
-    out += [line for text in rationales.lines for line in (text, "")]
+    out += _md_warnings(rationales.warnings) + _md_paragraphs(rationales.lines)
     for table in rationales.tables:
         out += markdown_table(table)
     out += ["## Strategies", ""]
     section = strategy_section(facts.strategies)
-    out += [line for warning in section.warnings for line in (f"**{warning}**", "")]
-    out += [line for text in section.lines for line in (text, "")]
+    out += _md_warnings(section.warnings) + _md_paragraphs(section.lines)
     for table in section.tables:
         out += markdown_table(table)
     out += ["## Judge audit", ""]
@@ -202,8 +211,7 @@ def render_markdown(facts: StudyFacts) -> str:
         out += ["No verdicts yet.", ""]
     out += ["## Factor structure", ""]
     factors = factor_section(facts.factors, [a.judge for a in facts.audit if a.flagged])
-    out += [line for warning in factors.warnings for line in (f"**{warning}**", "")]
-    out += [line for text in factors.lines for line in (text, "")]
+    out += _md_warnings(factors.warnings) + _md_paragraphs(factors.lines)
     for table in factors.tables:
         out += markdown_table(table)
     out += ["## Latency and capability", ""]
@@ -211,9 +219,9 @@ def render_markdown(facts: StudyFacts) -> str:
         if isinstance(block, Table):
             out += markdown_table(block)
         elif isinstance(block, str):
-            out += [block, ""]
+            out += _md_paragraphs([block])
     out += ["## Study", "", *_study_lines(facts)]
-    out += ["", "### Configuration", "", "```yaml", facts.config_text.rstrip(), "```", ""]
+    out += ["", "### Configuration", "", *md_fence(facts.config_text.rstrip(), "yaml"), ""]
     return "\n".join(out)
 
 
@@ -387,10 +395,12 @@ TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 
 
 def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
-    """A board (default: the main one) for an 80-column terminal; the report has every column."""
+    """A board (default: the main one) for an 80-column terminal; the report has every column.
+    Names are shown as written, never read as console markup."""
     board = board or facts.main
     title = f"HEART leaderboard: {facts.name}"
-    table = RichTable(title=f"{title} ({board.title})" if board else title)
+    title = f"{title} ({board.title})" if board else title
+    table = RichTable(title=as_text(title, style="table.title"))
     for head in TERMINAL_COLUMNS:
         table.add_column(head, justify="left" if head == "system" else "right")
     if board is None:
@@ -399,7 +409,7 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     for row in board_table(board).rows:
         rank, system, _family, elo, ci, _robust, _paper, n, _c, _o, _j, win, *axes, evidence = row
         mark = " *" if evidence != "firm" and rank != "†" else ""
-        table.add_row(rank, system + mark, elo, ci, n, win, *axes)
+        table.add_row(*map(as_text, (rank, system + mark, elo, ci, n, win, *axes)))
     lb = board.leaderboard
     table.caption = (
         f"CI: {lb.rounds} bootstrap rounds over conversations; #: shared by systems whose "
@@ -429,11 +439,11 @@ def _judge_columns(audits: list[JudgeAudit]) -> RichTable:
     table = RichTable(title="Judge audit (LLM judges)")
     table.add_column("check")
     for audit in audits:
-        table.add_column(Text(audit.judge), style="bold red" if audit.flagged else None)
+        table.add_column(as_text(audit.judge), style="bold red" if audit.flagged else None)
     rows = [row[1:] for row in audit_rows(audits)]
     for i, head in enumerate(AUDIT_HEADER[1:-1]):
-        table.add_row(head, *(Text(row[i]) for row in rows))
-    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits))
+        table.add_row(head, *(as_text(row[i]) for row in rows))
+    table.caption = as_text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in audits))
     table.caption_style = "bold"
     return table
 
@@ -447,10 +457,10 @@ def _rater_rows(audits: list[JudgeAudit]) -> RichTable:
     at = [AUDIT_HEADER.index(head) for head in RATER_COLUMNS[:-1]]
     for audit, row in zip(audits, audit_rows(audits), strict=True):
         word = "unreliable" if audit.flagged else "caution" if audit.cautions else "ok"
-        cells = [*(Text(row[i]) for i in at), Text(word)]
+        cells = [*(as_text(row[i]) for i in at), as_text(word)]
         table.add_row(*cells, style="bold red" if audit.flagged else None)
     noted = [a for a in audits if a.flagged or a.cautions]
-    table.caption = Text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in noted))
+    table.caption = as_text("\n".join(f"{a.judge}: {audit_verdict(a)}" for a in noted))
     table.caption_style = "bold"
     return table
 
