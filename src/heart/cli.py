@@ -857,9 +857,7 @@ def import_(
     from heart.pipeline import import_into
 
     summary = import_into(study, path, table)
-    added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
-    stored = sum(summary.unchanged.values())
-    console.print(f"Imported: {added}" + (f" ({stored} rows already stored)" if stored else ""))
+    console.print(f"Imported: {summary.describe()}")
 
 
 @app.command()

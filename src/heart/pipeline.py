@@ -363,11 +363,13 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
     from heart.errors import HeartError
 
     if path.is_dir():
-        if not (root / STUDY_FILE).exists():
+        created = not (root / STUDY_FILE).exists()
+        if created:
             config_text, _ = read_bundle(path)
             create_study(root, config_text=config_text)
         with open_study(root) as study:
-            return import_bundle(study.store, path)
+            summary = import_bundle(study.store, path)
+        return summary.all_new() if created else summary
     if table is None:
         raise HeartError(
             f"{path} is a file: say what it holds with --table completions, --table judgments "
