@@ -11,10 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
+from heart.errors import ImportRefused
 from heart.ids import completion_id
-from heart.release import import_table
+from heart.release import RACE_ATTEMPTS, ImportSummary, _store_rows, import_table
 from heart.store import JudgeRow, JudgmentRow, LabelRow, RaterRow, Store, SystemRow
 
 from .rows import seed_study
@@ -138,3 +141,28 @@ def test_two_labels_files_sharing_their_raters_imported_at_once(
             PEOPLE * (round_ + 1),
             PEOPLE * len(SYSTEMS) * (round_ + 1),
         )
+
+
+def test_a_refusal_that_no_rerun_ends_is_one_line_after_the_last_attempt(
+    store: Store, tmp_path: Path
+) -> None:
+    """A duplicate the checks did not catch is no race: every run meets it, and after the last
+    the import stops with one line and stores nothing."""
+    seed_study(store, ["m1"])
+    runs = []
+
+    def write(session: Session) -> ImportSummary:
+        runs.append(1)
+        session.add(SystemRow(name="m2", kind="model", family="m2", spec={}))
+        session.add(SystemRow(name="m1", kind="model", family="m1", spec={}))
+        session.flush()
+        return ImportSummary({}, {})
+
+    source = tmp_path / "f.csv"
+    with pytest.raises(ImportRefused) as refused:
+        _store_rows(store, source, write)
+    message = str(refused.value)
+    assert len(runs) == RACE_ATTEMPTS and "\n" not in message
+    assert message.startswith(f"{source}: the store refused the rows {RACE_ATTEMPTS} times (")
+    assert "; nothing was imported; import again" in message
+    assert _rows(store, SystemRow) == (1,)

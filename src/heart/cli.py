@@ -853,6 +853,10 @@ def import_(
 
     Importing a bundle into a folder without a study.yaml creates the study from the bundle. The
     bundle's provenance is kept beside the study's own, never in its place.
+
+    Rows follow the web app's rules (no control or bidirectional characters, nobody judging or
+    labelling their own reply); a file of no rows is refused. The summary counts the new rows
+    per table, the rows already stored and the rows the file repeats.
     """
     from heart.pipeline import import_into
 

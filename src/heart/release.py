@@ -894,7 +894,8 @@ def _store_rows(
         except IntegrityError as exc:
             problem = _first_line(exc)
         except OperationalError as exc:
-            if getattr(exc.orig, "sqlstate", None) not in _CONTENTION:
+            state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+            if state not in _CONTENTION:
                 if "locked" in str(exc.orig):
                     raise ImportRefused(
                         f"{source}: the store stayed locked by another process writing to it "
