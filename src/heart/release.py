@@ -523,9 +523,11 @@ def _refuse_own_work(
     )
     writer = {cid: who for cid, who in session.execute(written)}
     writer |= {r["id"]: r["contributor"] for _, r in tables.get("completions.jsonl", [])}
-    pairs = {pid: (a, b) for pid, a, b in session.execute(
-        select(PairRow.id, PairRow.a_id, PairRow.b_id))}  # fmt: skip
-    pairs |= {r["id"]: (r["a_id"], r["b_id"]) for _, r in tables.get("pairs.jsonl", [])}
+    pairs: dict[str, tuple[str, str]] = {}
+    if judgments:
+        pairs = {pid: (a, b) for pid, a, b in session.execute(
+            select(PairRow.id, PairRow.a_id, PairRow.b_id))}  # fmt: skip
+        pairs |= {r["id"]: (r["a_id"], r["b_id"]) for _, r in tables.get("pairs.jsonl", [])}
     for number, r in judgments:
         own = next((c for c in pairs[r["pair_id"]] if writer.get(c) == r["judge"]), None)
         if own is not None:
