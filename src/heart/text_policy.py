@@ -10,9 +10,8 @@ override or isolate changes how the rest of the line reads; a mark moves the pun
 digits around it, and makes two names that read the same differ (a rater ``r1`` and another
 ``r1`` with a mark). The marks are refused with the rest: the benchmark's conversations (ESConv)
 are English, and a right-to-left reply displays in its own direction without them (a mark only
-settles the punctuation between two scripts). Refused rather
-than stripped: storing something other than what was sent would be worse than saying what to
-delete."""
+settles the punctuation between two scripts). Refused rather than stripped: storing something
+other than what was sent would be worse than saying what to delete."""
 
 from __future__ import annotations
 
