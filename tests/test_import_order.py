@@ -91,9 +91,10 @@ def _study(path: Path, seed: int, rows: list[str]) -> Store:
         + "".join(f'i{i},{s},"{TEXTS[s]}"\n' for i in range(ITEMS) for s in SYSTEMS)
     )
     import_table(store, completions, "completions", seed)
-    judgments = path / "judgments.csv"
-    judgments.write_text(HEADER + "".join(f"{row}\n" for row in rows))
-    import_table(store, judgments, "judgments", seed)
+    if rows:  # a file of no rows is refused
+        judgments = path / "judgments.csv"
+        judgments.write_text(HEADER + "".join(f"{row}\n" for row in rows))
+        import_table(store, judgments, "judgments", seed)
     code_with_rules(store, load_codebook())
     return store
 

@@ -164,10 +164,11 @@ def test_a_bundle_from_before_a_new_column_imports_with_its_default(
 
 
 def _people_study(root: Path) -> None:
-    """A study with LLM and human verdicts, three raters (one excluded) and strategy labels."""
+    """A study with LLM and human verdicts, three raters (one excluded) and strategy labels; the
+    people's replies are by a writer who judges none of them."""
     create_study(root, demo=True)
     store = open_store(f"sqlite:///{root / 'heart.db'}")
-    rank = ["m1", "human/r1", "m2"]
+    rank = ["m1", "human/w1", "m2"]
     verdicts = [
         Verdict(i, rank[x], rank[y], judge, "b" if (i + x + n) % 4 == 0 else "a", 1 + n % 2)
         for i in range(6)
@@ -470,7 +471,12 @@ def test_a_manifest_that_is_not_a_bundles_is_refused(
         ("items.jsonl", "context", [{"role": "bot"}], "'context' turn 0 role: Input should be"),
         ("items.jsonl", "meta", [], "'meta' must be an object, got a list []"),
         ("completions.jsonl", "contributor", "x" * 41, "'contributor' is 41 characters long"),
-        ("completions.jsonl", "text", "a\x00b", "'text' holds a NUL character"),
+        (
+            "completions.jsonl",
+            "text",
+            "a\x00b",
+            "'text' holds an invisible control character (U+0000) at character 2",
+        ),
         ("completions.jsonl", "text", "\ud83d", "'text' holds a lone surrogate"),
         ("systems.jsonl", "spec", json.loads('{"a":' * 40 + "1" + "}" * 40), "'spec' is nested"),
     ],

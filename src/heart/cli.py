@@ -827,13 +827,15 @@ def import_(
     A bundle is data: its rows go into the study's own store. Into a folder without a study.yaml
     it makes the study, whose study.yaml is the bundle's without its store setting. The bundle's
     provenance is kept beside the study's own, never in its place.
+
+    Rows follow the web app's rules (no control or bidirectional characters, nobody judging or
+    labelling their own reply); a file of no rows is refused. The summary counts the new rows
+    per table, the rows already stored and the rows the file repeats.
     """
     from heart.pipeline import import_into
 
     summary = import_into(study, path, table)
-    added = ", ".join(f"{k} {v}" for k, v in summary.added.items()) or "nothing new"
-    stored = sum(summary.unchanged.values())
-    say(f"Imported: {added}" + (f" ({stored} rows already stored)" if stored else ""))
+    say(f"Imported: {summary.describe()}")
 
 
 @app.command()

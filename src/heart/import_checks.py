@@ -14,6 +14,7 @@ from sqlalchemy import JSON, Boolean, Column, Float, Integer, String, inspect
 
 from heart.errors import ImportRefused
 from heart.store import Base
+from heart.text_policy import refused_character
 from heart.types import Axis, JudgeSource, Order, Side, Status, Subset, SystemKind, Turn
 
 MAX_INT = 2**31 - 1
@@ -92,31 +93,31 @@ def describe(value: Any) -> str:
     return f"{kind} {short if len(short) <= 40 else short[:37] + '...'}"
 
 
-def _string_problem(value: str) -> str | None:
-    if "\x00" in value:
-        return "holds a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "holds a lone surrogate, which is not Unicode text"
-    return None
-
-
 def text_problem(value: Any) -> str | None:
-    """What keeps a string, or any string inside a JSON value, out of a store: a NUL character
-    (PostgreSQL refuses it), a lone surrogate (not Unicode text), or nesting past MAX_DEPTH."""
-    todo: list[tuple[Any, int]] = [(value, 0)]
+    """What keeps a string, or any string (or key) inside a JSON value, out of a store: a
+    character the text policy refuses (heart.text_policy: controls, NUL among them, which
+    PostgreSQL refuses; bidirectional controls; lone surrogates), or nesting past MAX_DEPTH."""
+    # (value, depth, its path inside ``value``, how a message names where it is)
+    todo: list[tuple[Any, int, str, str]] = [(value, 0, "", "")]
     while todo:
-        item, depth = todo.pop()
+        item, depth, path, where = todo.pop()
         if isinstance(item, str):
-            problem = _string_problem(item)
-            if problem:
-                return problem
+            found = refused_character(item)
+            if found:
+                return f"holds {found}{where}"
         elif isinstance(item, dict | list):
             if depth == MAX_DEPTH:
                 return f"is nested more than {MAX_DEPTH} levels deep"
-            inner = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            todo += [(part, depth + 1) for part in inner]
+            inner: list[tuple[Any, int, str, str]] = []
+            named = list(item.items()) if isinstance(item, dict) else list(enumerate(item))
+            for name, part in named:
+                at = f"{path}[{json.dumps(name)}]"
+                if isinstance(item, dict):
+                    inner.append(
+                        (name, depth + 1, path, f" of a key{' in ' + path if path else ''}")
+                    )
+                inner.append((part, depth + 1, at, f" of {at}"))
+            todo += reversed(inner)  # the first problem in reading order is the one named
     return None
 
 

@@ -8,13 +8,16 @@ import csv
 import hashlib
 import io
 import json
+import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import UniqueConstraint, inspect, select
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE, StudyConfig, parse_study
@@ -178,8 +181,29 @@ def export_bundle(
 
 @dataclass
 class ImportSummary:
+    """What an import stored, per table: rows new to the study (``added``), rows the study held
+    already, the same (``unchanged``), and rows the file gave again, the same as their first
+    (``repeated``). A row that conflicts with either is refused, and with it the import."""
+
     added: dict[str, int]
     unchanged: dict[str, int]
+    repeated: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line: the new rows per table, then how many were already stored or repeated."""
+        new = ", ".join(f"{name} {n}" for name, n in self.added.items()) or "nothing new"
+        stored, repeated = sum(self.unchanged.values()), sum(self.repeated.values())
+        notes = [f"{stored} {'row' if stored == 1 else 'rows'} already stored"] if stored else []
+        notes += [f"{repeated} repeated in the file"] if repeated else []
+        return new + (f" ({', '.join(notes)})" if notes else "")
+
+    def all_new(self) -> ImportSummary:
+        """This import into a study it created: what that study held already came from the
+        import itself (its study file's systems and judges), so every row stored is new."""
+        order = [*dict(TABLES), PROVENANCE_FILE]
+        names = sorted({*self.added, *self.unchanged}, key=order.index)
+        added = {name: self.added.get(name, 0) + self.unchanged.get(name, 0) for name in names}
+        return ImportSummary(added, {}, dict(self.repeated))
 
 
 Row = tuple[int, dict[str, Any]]
@@ -237,7 +261,7 @@ def _cells_of_any_length() -> Iterator[None]:
 
 def _parse_csv(path: Path, text: str) -> list[Row]:
     """Rows keyed by the header's column names; rows of empty cells are skipped, and cells a
-    short row lacks are absent."""
+    short row lacks are empty."""
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[Row] = []
     with _cells_of_any_length():
@@ -258,7 +282,8 @@ def _parse_csv(path: Path, text: str) -> list[Row]:
                         f"{path} line {start}: {len(cells)} cells, but the header names "
                         f"{len(header)} columns; quote any cell that holds a comma"
                     )
-                rows.append((start, dict(zip(header, cells, strict=False))))
+                cells += [""] * (len(header) - len(cells))
+                rows.append((start, dict(zip(header, cells, strict=True))))
         except csv.Error as exc:
             raise ImportRefused(
                 f"{path} line {reader.line_num}: not valid CSV ({exc}); save it as CSV again"
@@ -510,26 +535,33 @@ def _unique_owners(session: Session, model: type[Base]) -> dict[tuple[Any, ...],
     return owners
 
 
-def _add_new_rows(session: Session, name: str, rows: list[Row], where: Where) -> tuple[int, int]:
-    """Add the rows of one table that are not stored yet; returns (added, unchanged). A row
-    stored already, or given twice, counts once, and only if it says the same."""
+def _add_new_rows(
+    session: Session, name: str, rows: list[Row], where: Where
+) -> tuple[int, int, int]:
+    """Add the rows of one table that are not stored yet; returns (added, already stored,
+    repeated). A row stored already, or given again, is left as it is, and only if it says the
+    same."""
     model = dict(TABLES)[name]
     keys, uniques = _key_columns(model), _unique_columns(model)
     owners = _unique_owners(session, model) if rows and uniques else {}
     seen: dict[tuple[Any, ...], Row] = {}
-    added = unchanged = 0
+    added = unchanged = repeated = 0
     for number, record in rows:
         key = tuple(record[k] for k in keys)
         first = seen.get(key)
-        stored = session.get(model, key) if first is None else None
-        earlier = first[1] if first else _row_dict(stored) if stored is not None else None
-        if earlier is not None:
-            changed = _changed(earlier, record)
-            if changed and first:
+        if first is not None:
+            changed = _changed(first[1], record)
+            if changed:
                 raise ImportRefused(
                     f"{where(name, number)}: line {first[0]} gives the row with key "
                     f"{list(key)} already, and this one differs in {changed}; keep one"
                 )
+            repeated += 1
+            continue
+        seen[key] = (number, record)
+        stored = session.get(model, key)
+        if stored is not None:
+            changed = _changed(_row_dict(stored), record)
             if changed:
                 raise ImportRefused(
                     f"{where(name, number)}: a different row with key {list(key)} is already "
@@ -537,7 +569,6 @@ def _add_new_rows(session: Session, name: str, rows: list[Row], where: Where) ->
                 )
             unchanged += 1
             continue
-        seen[key] = (number, record)
         for unique in uniques:
             owner = owners.setdefault((unique, *(record[c] for c in unique)), key)
             if owner != key:
@@ -548,21 +579,63 @@ def _add_new_rows(session: Session, name: str, rows: list[Row], where: Where) ->
         session.add(model(**record))
         added += 1
     session.flush()
-    return added, unchanged
+    return added, unchanged, repeated
 
 
-def _insert_all(session: Session, tables: dict[str, list[Row]], where: Where) -> ImportSummary:
-    """Check references and pairs, then add every table's new rows in dependency order (the
-    caller commits)."""
+def _refuse_own_work(
+    session: Session, tables: dict[str, list[Row]], where: Where, names: Mapping[str, str]
+) -> None:
+    """Nobody judges a pair holding a reply they wrote, nor labels such a reply: the rule the web
+    app keeps when it hands out and takes back work (heart.people), kept for imported rows."""
+    judgments, labels = tables.get("judgments.jsonl", []), tables.get("strategy_labels.jsonl", [])
+    if not judgments and not labels:
+        return
+    written = select(CompletionRow.id, CompletionRow.contributor).where(
+        CompletionRow.contributor != ""
+    )
+    writer = {cid: who for cid, who in session.execute(written)}
+    writer |= {r["id"]: r["contributor"] for _, r in tables.get("completions.jsonl", [])}
+    pairs: dict[str, tuple[str, str]] = {}
+    if judgments:
+        pairs = {pid: (a, b) for pid, a, b in session.execute(
+            select(PairRow.id, PairRow.a_id, PairRow.b_id))}  # fmt: skip
+        pairs |= {r["id"]: (r["a_id"], r["b_id"]) for _, r in tables.get("pairs.jsonl", [])}
+    for number, r in judgments:
+        own = next((c for c in pairs[r["pair_id"]] if writer.get(c) == r["judge"]), None)
+        if own is not None:
+            raise ImportRefused(
+                f"{where('judgments.jsonl', number)}: '{names.get('judge', 'judge')}' is "
+                f"{r['judge']!r}, who wrote one of the pair's replies (completion {own!r}), and "
+                "nobody judges their own reply (the web app refuses it too); leave the row out"
+            )
+    for number, r in labels:
+        if writer.get(r["completion_id"]) == r["rater_id"]:
+            raise ImportRefused(
+                f"{where('strategy_labels.jsonl', number)}: '{names.get('rater_id', 'rater_id')}' "
+                f"is {r['rater_id']!r}, who wrote completion {r['completion_id']!r}, and nobody "
+                "labels their own reply (the web app refuses it too); leave the row out"
+            )
+
+
+def _insert_all(
+    session: Session,
+    tables: dict[str, list[Row]],
+    where: Where,
+    names: Mapping[str, str] | None = None,
+) -> ImportSummary:
+    """Check references, pairs and own work, then add every table's new rows in dependency order
+    (the caller commits). ``names`` maps a column to the file's own name for it."""
     _check_references(session, tables, where)
     _check_pairs(session, tables, where)
+    _refuse_own_work(session, tables, where, names or {})
     summary = ImportSummary(added={}, unchanged={})
     for name, _ in TABLES:
-        added, unchanged = _add_new_rows(session, name, tables.get(name, []), where)
-        if added:
-            summary.added[name] = added
-        if unchanged:
-            summary.unchanged[name] = unchanged
+        counts = _add_new_rows(session, name, tables.get(name, []), where)
+        for kept, n in zip(
+            (summary.added, summary.unchanged, summary.repeated), counts, strict=True
+        ):
+            if n:
+                kept[name] = n
     return summary
 
 
@@ -570,7 +643,8 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
     """Add a read bundle's rows to ``store`` in one transaction: all rows or none. When it adds
     any, the provenance of the study it came from is kept beside the importing study's own
     (``provenance.json`` in the summary), never in its place."""
-    with store.session() as session:
+
+    def write(session: Session) -> ImportSummary:
         summary = _insert_all(
             session, bundle.tables, lambda name, number: f"{bundle.path / name} line {number}"
         )
@@ -582,6 +656,8 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
                 summary.unchanged[PROVENANCE_FILE] = unchanged
         return summary
 
+    return _store_rows(store, bundle.path, write)
+
 
 def import_bundle(store: Store, bundle: Path) -> ImportSummary:
     """Import a bundle folder into ``store``: its rows, all or none, and never its settings (the
@@ -589,36 +665,58 @@ def import_bundle(store: Store, bundle: Path) -> ImportSummary:
     return store_bundle(store, read_bundle(bundle))
 
 
-def _read_table_file(path: Path) -> list[Row]:
+TABLE_FIX = "correct the row"
+
+
+def _read_table_file(path: Path, columns: Iterable[str]) -> list[Row]:
+    """The rows of a completions, judgments or labels file, each holding only ``columns``; a
+    file without a row is refused (an import of nothing is a mistake, most likely the wrong
+    file)."""
     text = _decode(path, _read_bytes(path))
-    if path.suffix.lower() == ".csv":
-        return _parse_csv(path, text)
-    return _parse_jsonl(path, text)
+    csv_file = path.suffix.lower() == ".csv"
+    rows = _parse_csv(path, text) if csv_file else _parse_jsonl(path, text)
+    if not rows:
+        held = "holds only a header" if csv_file and text.strip() else "is empty"
+        raise ImportRefused(
+            f"{path}: no rows to import (the file {held}); give one row a line"
+            + (" below the header" if csv_file else "")
+            + ", or check the path"
+        )
+    known = list(columns)
+    for number, record in rows:
+        unknown = [name for name in record if name not in known and (name or record[name])]
+        if unknown:
+            raise ImportRefused(
+                f"{path} line {number}: unknown column {unknown[0]!r}; the columns are "
+                f"{', '.join(known)} (check its spelling: a misspelt column would be left out)"
+            )
+    return rows
 
 
 def _text_fields(
     where: str, record: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
 ) -> dict[str, str]:
-    """The row's text in each field ('' when absent or empty); numbers, lists and objects are
-    refused, and so is a row without a required field."""
+    """The row's text in each field ('' when absent, null or empty); numbers, true/false, lists
+    and objects are refused, and so is text the text policy refuses and a row without a
+    required field."""
     out: dict[str, str] = {}
-    for field in (*required, *optional):
-        value = record.get(field)
+    for name in (*required, *optional):
+        value = record.get(name)
         if value is None:
             value = ""
         if not isinstance(value, str):
             raise ImportRefused(
-                f"{where}: '{field}' must be text, got {describe(value)}; write it in quotes"
+                f"{where}: '{name}' must be text, got {describe(value)}; write it in quotes"
             )
         if len(value) > MAX_CELL:
             raise ImportRefused(
-                f"{where}: '{field}' is {len(value):,} characters long, over the {MAX_CELL:,} a "
+                f"{where}: '{name}' is {len(value):,} characters long, over the {MAX_CELL:,} a "
                 "field may hold; shorten it"
             )
         problem = text_problem(value)
         if problem:
-            raise ImportRefused(f"{where}: '{field}' {problem}; remove it")
-        out[field] = value
+            raise ImportRefused(f"{where}: '{name}' {problem}; {TABLE_FIX}")
+        out[name] = value
     missing = [f for f in required if not out[f].strip()]
     if missing:
         raise ImportRefused(f"{where}: missing {missing}; every row needs them")
@@ -653,12 +751,16 @@ def _strength(where: str, value: Any) -> int:
     return number
 
 
+COMPLETION_FIELDS = ("item_id", "system", "text")
+COMPLETION_OPTIONS = ("contributor",)
+
+
 def completion_rows(path: Path) -> list[Row]:
     """Completions from CSV/JSONL with columns item_id, system, text (contributor optional)."""
     out = []
-    for number, r in _read_table_file(path):
+    for number, r in _read_table_file(path, (*COMPLETION_FIELDS, *COMPLETION_OPTIONS)):
         where = f"{path} line {number}"
-        f = _text_fields(where, r, ("item_id", "system", "text"), ("contributor",))
+        f = _text_fields(where, r, COMPLETION_FIELDS, COMPLETION_OPTIONS)
         record = {
             "id": completion_id(f["item_id"], f["system"], f["contributor"]),
             "item_id": f["item_id"],
@@ -678,7 +780,7 @@ def completion_rows(path: Path) -> list[Row]:
             "created_at": now_iso(),
         }
         _fill_defaults(CompletionRow, record)
-        check_row(CompletionRow, record, where, "correct the row")
+        check_row(CompletionRow, record, where, TABLE_FIX)
         out.append((number, record))
     return out
 
@@ -708,7 +810,8 @@ def judgment_rows(
     judges: dict[str, Row] = {}
     pairs: dict[str, Row] = {}
     judgments = []
-    for number, r in _read_table_file(path):
+    columns = (*JUDGMENT_FIELDS, "strength", *JUDGMENT_OPTIONS)
+    for number, r in _read_table_file(path, columns):
         where = f"{path} line {number}"
         f = _text_fields(where, r, JUDGMENT_FIELDS, JUDGMENT_OPTIONS)
         given = _one_of(where, "winner", f["winner"], IMPORT_WINNERS, "")
@@ -741,7 +844,7 @@ def judgment_rows(
                 f"{where}: 'source' is {source}, but line {first[0]} gives judge {f['judge']!r} "
                 f"source {first[1]['source']}; one judge has one source"
             )
-        check_row(JudgeRow, judge, where, "correct the row", {"name": "judge"})
+        check_row(JudgeRow, judge, where, TABLE_FIX, {"name": "judge"})
         judgment: dict[str, Any] = {
             "id": judgment_id(pid, f["judge"], shown.order),
             "pair_id": pid,
@@ -763,13 +866,15 @@ def judgment_rows(
             "created_at": now_iso(),
         }
         _fill_defaults(JudgmentRow, judgment)
-        check_row(JudgmentRow, judgment, where, "correct the row")
+        check_row(JudgmentRow, judgment, where, TABLE_FIX)
         judgments.append((number, judgment))
     return list(judges.values()), list(pairs.values()), judgments
 
 
 def _strategies(where: str, value: Any, taxonomy: Taxonomy) -> list[str]:
-    """A labels row's strategies: a JSON list of names, or their names separated by ';'."""
+    """A labels row's strategies: a JSON list of names, or their names separated by ';' (an
+    empty list or empty text for none). Anything else, false, 0 and null among them, is
+    refused: none is said, never inferred."""
     if isinstance(value, str):
         names = [name.strip() for name in value.split(";") if name.strip()]
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -777,8 +882,12 @@ def _strategies(where: str, value: Any, taxonomy: Taxonomy) -> list[str]:
     else:
         raise ImportRefused(
             f"{where}: 'strategies' must be a list of strategy names (in CSV: separated by "
-            f"';'), got {describe(value)}"
+            f"';'; empty for none), got {describe(value)}"
         )
+    for name in names:
+        problem = text_problem(name)
+        if problem:
+            raise ImportRefused(f"{where}: 'strategies' {problem}; {TABLE_FIX}")
     unknown = [name for name in names if name not in taxonomy.names]
     if unknown:
         raise ImportRefused(
@@ -788,71 +897,144 @@ def _strategies(where: str, value: Any, taxonomy: Taxonomy) -> list[str]:
     return sorted(set(names))
 
 
+LABEL_FIELDS = ("completion_id", "rater", "strategies")
+
+
 def label_rows(path: Path) -> tuple[list[Row], list[Row]]:
-    """People's strategy labels from CSV/JSONL: completion_id, rater, strategies (none is an
-    empty list). Returns the raters and the labels to add."""
+    """People's strategy labels from CSV/JSONL: completion_id, rater, strategies (every row says
+    them: none is an empty list, or an empty cell in CSV). Returns the raters and the labels to
+    add, the labels one a row."""
     taxonomy = load_taxonomy()
     raters: dict[str, Row] = {}
-    labels: dict[str, Row] = {}
-    for number, r in _read_table_file(path):
+    labels: list[Row] = []
+    first: dict[str, Row] = {}
+    for number, r in _read_table_file(path, LABEL_FIELDS):
         where = f"{path} line {number}"
         f = _text_fields(where, r, ("completion_id", "rater"))
-        strategies = _strategies(where, r.get("strategies") or [], taxonomy)
+        if "strategies" not in r:
+            raise ImportRefused(
+                f"{where}: missing ['strategies']; every row needs them (an empty list for none)"
+            )
+        strategies = _strategies(where, r["strategies"], taxonomy)
         rater = {"id": f["rater"], "excluded_reason": None, "created_at": now_iso()}
-        check_row(RaterRow, rater, where, "correct the row", {"id": "rater"})
+        check_row(RaterRow, rater, where, TABLE_FIX, {"id": "rater"})
         raters.setdefault(f["rater"], (number, rater))
         lid = label_id(f["completion_id"], f["rater"])
         label = {
             "id": lid, "completion_id": f["completion_id"], "rater_id": f["rater"],
             "strategies": strategies, "taxonomy_hash": taxonomy.hash, "created_at": now_iso(),
         }  # fmt: skip
-        first = labels.setdefault(lid, (number, label))
-        if first[1]["strategies"] != strategies:
+        earlier = first.setdefault(lid, (number, label))
+        if earlier[1]["strategies"] != strategies:
             raise ImportRefused(
                 f"{where}: rater {f['rater']!r} labels completion {f['completion_id']!r} again, "
-                f"differently from line {first[0]}; keep one row per rater and completion"
+                f"differently from line {earlier[0]}; keep one row per rater and completion"
             )
-    return list(raters.values()), list(labels.values())
+        labels.append((number, label))
+    return list(raters.values()), labels
 
 
 TABLE_KINDS = ("completions", "judgments", "labels")
 
+FILE_NAMES = {"rater_id": "rater"}
+"""A labels file's own name for a column of the store's labels."""
 
-def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummary:
-    """Import completions, judgments or strategy labels from a CSV or JSON Lines file,
-    all-or-nothing."""
-    if not path.is_file():
-        raise ImportRefused(f"{path}: no such file")
+SHARED = {"raters.jsonl": "id", "judges.jsonl": "name", "pairs.jsonl": "id"}
+"""The tables whose rows a file names rather than gives (by their key): those the study has
+are reused as they are, and a summary counts only the new ones."""
+
+RACE_ATTEMPTS = 5
+"""How many times an import runs when imports beside it keep storing the same rows first."""
+
+_CONTENTION = frozenset({"40001", "40P01"})
+"""PostgreSQL's serialization failure and deadlock: the transaction lost a race, and can run
+again."""
+
+
+def _store_rows(
+    store: Store, source: Path, write: Callable[[Session], ImportSummary]
+) -> ImportSummary:
+    """Run ``write`` in one transaction, all or nothing. When another import stores some of the
+    same rows at the same moment, the store refuses the second of them as a duplicate (or, on
+    PostgreSQL, ends one transaction as a deadlock): ``write`` then runs again, reading the
+    other import's rows as already stored. A refusal that outlasts RACE_ATTEMPTS runs, or a
+    store locked too long, is reported in one line naming ``source``; nothing is imported."""
+    for attempt in range(1, RACE_ATTEMPTS + 1):
+        try:
+            with store.session() as session:
+                return write(session)
+        except IntegrityError as exc:
+            problem = _first_line(exc)
+        except OperationalError as exc:
+            state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+            if state not in _CONTENTION:
+                if "locked" in str(exc.orig):
+                    raise ImportRefused(
+                        f"{source}: the store stayed locked by another process writing to it "
+                        f"({_first_line(exc)}); nothing was imported; import again when it is "
+                        "done"
+                    ) from None
+                raise
+            problem = _first_line(exc)
+        time.sleep(random.uniform(0.01, 0.05) * attempt)  # spread the racing imports apart
+    raise ImportRefused(
+        f"{source}: the store refused the rows {RACE_ATTEMPTS} times ({problem}), though each "
+        "was checked against it first; nothing was imported; import again, and if it is "
+        "refused again, check the store (`heart check`)"
+    )
+
+
+def _first_line(exc: DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc).__name__
+
+
+def _table_rows(store: Store, path: Path, kind: str, seed: int) -> dict[str, list[Row]]:
+    """The rows a completions, judgments or labels file adds, per bundle table."""
     if kind == "completions":
-        tables = {"completions.jsonl": completion_rows(path)}
-    elif kind == "judgments":
+        return {"completions.jsonl": completion_rows(path)}
+    if kind == "judgments":
         with store.session() as session:
             orders = {
                 pid: (a, b)
                 for pid, a, b in session.execute(select(PairRow.id, PairRow.a_id, PairRow.b_id))
             }
         judges, pairs, judgments = judgment_rows(path, seed, orders)
-        tables = {"judges.jsonl": judges, "pairs.jsonl": pairs, "judgments.jsonl": judgments}
-    elif kind == "labels":
+        return {"judges.jsonl": judges, "pairs.jsonl": pairs, "judgments.jsonl": judgments}
+    if kind == "labels":
         raters, labels = label_rows(path)
-        tables = {"raters.jsonl": raters, "strategy_labels.jsonl": labels}
-    else:
-        raise ImportRefused(
-            f"--table must be {', '.join(TABLE_KINDS[:-1])} or {TABLE_KINDS[-1]}, got {kind!r}"
-        )
-    with store.session() as session:
-        if kind == "labels":  # raters the study already has are reused as they are
-            stored = _existing_keys(session, "raters.jsonl", "id")
-            tables["raters.jsonl"] = [r for r in tables["raters.jsonl"] if r[1]["id"] not in stored]
-        if kind == "judgments":
-            _require_pair_completions(session, path, tables["pairs.jsonl"])
-            _require_judge_sources(session, path, tables["judges.jsonl"])
-            _refuse_verdicts_imported_unordered(session, path, tables["judgments.jsonl"])
-            # judges and pairs the study already has are reused as they are
-            for name, key in (("judges.jsonl", "name"), ("pairs.jsonl", "id")):
-                stored = _existing_keys(session, name, key)
-                tables[name] = [r for r in tables[name] if r[1][key] not in stored]
-        return _insert_all(session, tables, lambda _, number: f"{path} line {number}")
+        return {"raters.jsonl": raters, "strategy_labels.jsonl": labels}
+    raise ImportRefused(
+        f"--table must be {', '.join(TABLE_KINDS[:-1])} or {TABLE_KINDS[-1]}, got {kind!r}"
+    )
+
+
+def _store_table(
+    session: Session, path: Path, kind: str, rows: dict[str, list[Row]]
+) -> ImportSummary:
+    """Check a file's rows against the study and add the new ones (the caller commits). Raters,
+    judges and pairs the study already has are reused as they are."""
+    tables = dict(rows)
+    if kind == "judgments":
+        _require_pair_completions(session, path, tables["pairs.jsonl"])
+        _require_judge_sources(session, path, tables["judges.jsonl"])
+        _refuse_verdicts_imported_unordered(session, path, tables["judgments.jsonl"])
+    for name, key in SHARED.items():
+        if name in tables:
+            stored = _existing_keys(session, name, key)
+            tables[name] = [r for r in tables[name] if r[1][key] not in stored]
+    summary = _insert_all(session, tables, lambda _, n: f"{path} line {n}", FILE_NAMES)
+    for name in SHARED:  # one an import beside this one stored meanwhile is reused too
+        summary.unchanged.pop(name, None)
+    return summary
+
+
+def import_table(store: Store, path: Path, kind: str, seed: int) -> ImportSummary:
+    """Import completions, judgments or strategy labels from a CSV or JSON Lines file,
+    all-or-nothing; safe beside other imports into the same study (see _store_rows)."""
+    if not path.is_file():
+        raise ImportRefused(f"{path}: no such file")
+    rows = _table_rows(store, path, kind, seed)
+    return _store_rows(store, path, lambda session: _store_table(session, path, kind, rows))
 
 
 def _require_pair_completions(session: Session, path: Path, pairs: list[Row]) -> None:

@@ -10,6 +10,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from heart.config import (
     DEFAULT_STORE,
@@ -21,7 +22,7 @@ from heart.config import (
 )
 from heart.errors import HeartError
 from heart.prompts import Prompt, load_prompt
-from heart.store import JudgeRow, PromptRow, Store, SystemRow, open_store
+from heart.store import JudgeRow, PromptRow, Store, SystemRow, add_if_missing, open_store
 from heart.types import JudgeSource
 
 
@@ -70,26 +71,23 @@ class Study:
 
 
 def sync_roster(study: Study) -> None:
-    """Write the config's systems and LLM judges to the store (upserts; never deletes)."""
+    """Write the config's systems and LLM judges to the store (upserts; never deletes). Safe
+    when several commands open the study at once: a row another one adds meanwhile is there
+    to update, not a duplicate."""
+    rows: list[tuple[type[SystemRow] | type[JudgeRow], dict[str, Any]]] = [
+        (SystemRow, {"name": spec.name, "kind": spec.kind.value, "family": spec.family,
+                     "spec": spec.model_dump(mode="json", exclude={"name", "kind", "family"})})
+        for spec in study.config.systems
+    ]  # fmt: skip
+    rows += [
+        (JudgeRow, {"name": judge.name, "source": JudgeSource.LLM.value, "family": judge.family,
+                    "spec": judge.model_dump(mode="json", exclude={"name", "family"})})
+        for judge in study.config.judges
+    ]  # fmt: skip
     with study.store.session() as session:
-        for spec in study.config.systems:
-            session.merge(
-                SystemRow(
-                    name=spec.name,
-                    kind=spec.kind.value,
-                    family=spec.family,
-                    spec=spec.model_dump(mode="json", exclude={"name", "kind", "family"}),
-                )
-            )
-        for judge in study.config.judges:
-            session.merge(
-                JudgeRow(
-                    name=judge.name,
-                    source=JudgeSource.LLM,
-                    family=judge.family,
-                    spec=judge.model_dump(mode="json", exclude={"name", "family"}),
-                )
-            )
+        for model, values in rows:
+            add_if_missing(session, model, **values)
+            session.merge(model(**values))
 
 
 def open_study(root: str | Path) -> Study:

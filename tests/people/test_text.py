@@ -43,11 +43,13 @@ REFUSED = {
     "\x7f": "U+007F",
     "\x85": "U+0085",
     "\x9b": "U+009B",
+    "\u200e": "U+200E LEFT-TO-RIGHT MARK",
+    "\u200f": "U+200F RIGHT-TO-LEFT MARK",
+    "\u061c": "U+061C ARABIC LETTER MARK",
     "\u202a": "U+202A LEFT-TO-RIGHT EMBEDDING",
     "\u202e": "U+202E RIGHT-TO-LEFT OVERRIDE",
     "\u2066": "U+2066 LEFT-TO-RIGHT ISOLATE",
     "\u2069": "U+2069 POP DIRECTIONAL ISOLATE",
-    "\ud800": "U+D800",
 }
 
 
@@ -58,6 +60,15 @@ def test_plain_text_names_the_control_character_and_where_it_is(char: str, code:
     assert str(refused.value) == (
         f"the reason holds an invisible control character ({code}) at character 7; delete it "
         "(pasted text can bring one in) and send it again"
+    )
+
+
+def test_plain_text_names_a_lone_surrogate_as_not_unicode() -> None:
+    with pytest.raises(TaskRefused) as refused:
+        plain_text("I hear\ud800 you", "reason")
+    assert str(refused.value) == (
+        "the reason holds a lone surrogate (U+D800) at character 7, which is not Unicode text; "
+        "delete it (pasted text can bring one in) and send it again"
     )
 
 
