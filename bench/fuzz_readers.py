@@ -90,7 +90,14 @@ def run_reader(name: str, cases: int, start: int, template: Template, work: Path
     def case(data: st.DataObject) -> None:
         fuzz_layer.NOTES.clear()
         began = time.process_time()  # CPU time: a busy machine does not make a case slow
-        drawn = READERS[name](data, template)
+        try:
+            drawn = READERS[name](data, template)
+        except Exception as exc:  # the layer's own fault: counted, so a long run goes on
+            tally.cases += 1
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            kind = f"drawing the case: {type(exc).__name__} at {where.filename}:{where.lineno}"
+            tally.add(kind, str(exc)[:300])
+            return
         ran = time.process_time()
         try:
             with fuzz_layer.workspace(template, work) as folder:

@@ -34,7 +34,25 @@ from .hostile import WORDS, damaged, json_text, json_values, texts, yaml_snippet
 
 STUDY = f"{WORK}/study"
 
+
+def either(data: st.DataObject, good: str, hostile: st.SearchStrategy[str], odds: int = 2) -> str:
+    """A hostile value one time in ``odds``, else ``good``."""
+    return data.draw(hostile) if data.draw(st.integers(1, odds)) == 1 else good
+
+
 # -- study files ------------------------------------------------------------------------------
+
+PATHS = [
+    "x" * 300,  # longer than a file name may be
+    "/".join(["x" * 200] * 30),  # longer than a path may be
+    "a\x00b",
+    ".",
+    "/",
+    "../bundle",
+    "~/nothing",
+    "",
+]
+"""Paths a study file may name that no reader can open."""
 
 STORES = [
     "sqlite:///elsewhere.db",
@@ -44,9 +62,14 @@ STORES = [
     "mysql://user@/nothing",
     "",
     "postgresql+psycopg://user@127.0.0.1:1/nothing",
+    *(f"sqlite:///{path}" for path in PATHS),
 ]
 """Store URLs a study file may name (a relative path is taken from where heart runs: the
 case's folder)."""
+
+PATH_SETTINGS = {("items", "esconv"): PATHS, ("ratings", "capability_index"): PATHS,
+                 ("store",): STORES}  # fmt: skip
+"""The settings that name a file, and what to name."""
 
 setting_values = json_values | st.sampled_from(STORES)
 
@@ -70,8 +93,13 @@ def _changed_settings(data: st.DataObject, settings: dict[str, Any]) -> None:
         parent: Any = settings
         for key in path[:-1]:
             parent = parent[key]
-        action = data.draw(st.sampled_from(["set", "set", "delete", "add"]))
-        if action == "delete" and isinstance(parent, dict):
+        action = data.draw(st.sampled_from(["set", "set", "delete", "add", "path"]))
+        if action == "path":
+            place = data.draw(st.sampled_from(sorted(PATH_SETTINGS)))
+            section = settings.setdefault(place[0], {}) if len(place) > 1 else settings
+            if isinstance(section, dict):
+                section[place[-1]] = data.draw(st.sampled_from(PATH_SETTINGS[place]))
+        elif action == "delete" and isinstance(parent, dict):
             parent.pop(path[-1], None)
         elif action == "add" and isinstance(parent, dict):
             key = data.draw(texts | st.sampled_from(["store", "extra", "name"]))
@@ -227,7 +255,7 @@ def _resign(bundle: dict[str, bytes]) -> None:
 def _damage_rows(data: st.DataObject, raw: bytes) -> bytes:
     """A row of a JSON Lines file with a value made hostile, a column dropped or added, the
     row repeated, or the line replaced."""
-    lines = [line for line in raw.decode("utf-8", "surrogatepass").split("\n") if line] or ["{}"]
+    lines = [line for line in raw.decode("utf-8", "replace").split("\n") if line] or ["{}"]
     at = data.draw(st.integers(0, len(lines) - 1))
     try:
         row = json.loads(lines[at])
@@ -257,9 +285,11 @@ def _damage_manifest(data: st.DataObject, raw: bytes) -> bytes:
     try:
         manifest = json.loads(raw)
         entries = manifest["files"]
-        names = sorted(entries)
     except (ValueError, KeyError, TypeError):
         return damaged(data, raw)
+    if not isinstance(entries, dict):  # damaged already: damage it more
+        return damaged(data, raw)
+    names = sorted(entries)
     action = data.draw(st.sampled_from(["format", "version", "files", "drop", "list", "entry"]))
     if action in ("format", "version", "files"):
         manifest[action] = data.draw(json_values)
@@ -310,7 +340,7 @@ def bundle_case(data: st.DataObject, template: Template) -> Command:
         elif action == "rows" and name.endswith(".jsonl"):
             bundle[name] = _damage_rows(data, bundle[name])
         elif action == "study" and STUDY_FILE in bundle:
-            text = bundle[STUDY_FILE].decode("utf-8", "surrogatepass")
+            text = bundle[STUDY_FILE].decode("utf-8", "replace")  # damaged bytes, damaged more
             bundle[STUDY_FILE] = study_file(data, text)
         elif action == "manifest" and "manifest.json" in bundle:
             bundle["manifest.json"] = _damage_manifest(data, bundle["manifest.json"])
@@ -392,10 +422,20 @@ def report_with_index(raw: bytes) -> Command:
 
 
 def index_case(data: st.DataObject, template: Template) -> Command:
-    """A capability index read by `heart report --index` (which writes the report when the
-    index is good)."""
-    del template
-    return report_with_index(damaged(data, index_file(data)))
+    """A capability index read by `heart report` (which writes the report when the index is
+    good), named by --index or by the study file (which may name a file no one can open)."""
+    raw = damaged(data, index_file(data))
+    if data.draw(st.booleans()):
+        return report_with_index(raw)
+    settings = yaml.safe_load(template.settings_text)
+    settings.setdefault("ratings", {})["capability_index"] = either(
+        data, "input-index.csv", st.sampled_from(PATHS), odds=4
+    )
+    study = yaml.safe_dump(settings, allow_unicode=True).encode("utf-8", "surrogatepass")
+    return Command(
+        args=("report", "--study", STUDY),
+        files=(("study/input-index.csv", raw), (f"study/{STUDY_FILE}", study)),
+    )
 
 
 # -- the web app's forms and links -----------------------------------------------------------
@@ -413,11 +453,6 @@ def form(fields: list[tuple[str, str]]) -> bytes:
     """A urlencoded body; the values ``{task}`` and ``{csrf}`` are left for the page's own."""
     keep = ("{task}", "{csrf}")
     return "&".join(f"{_q(k)}={v if v in keep else _q(v)}" for k, v in fields).encode("ascii")
-
-
-def either(data: st.DataObject, good: str, hostile: st.SearchStrategy[str], odds: int = 2) -> str:
-    """A hostile value one time in ``odds``, else ``good``."""
-    return data.draw(hostile) if data.draw(st.integers(1, odds)) == 1 else good
 
 
 def _answer(data: st.DataObject, kind: str) -> list[tuple[str, str]]:
@@ -552,6 +587,11 @@ def known(template: Template) -> dict[str, Command | Request]:
         "study-markup-in-a-refused-value": Command(
             ("raters", "list", "--study", STUDY),
             files=((f"study/{STUDY_FILE}", _settings(template, seed="[/red]")),),
+        ),
+        "study-an-alias-of-itself": Command(
+            ("check", "--study", STUDY),
+            read_only=True,
+            files=((f"study/{STUDY_FILE}", template.study_text.encode() + b"extra: &a [*a]\n"),),
         ),
         "study-check-names-a-new-store": Command(
             ("check", "--study", STUDY),

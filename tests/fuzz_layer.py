@@ -93,9 +93,11 @@ def shown(label: str, value: object) -> None:
 class Template:
     """A folder holding ``study/`` (a study with items, completions, judgments, labels and the
     web app's seats), ``bundle/`` (its export) and ``index.csv`` (a valid capability index);
-    ``study_text`` is a fuller study file (the demo's settings) for the study reader."""
+    ``settings_text`` is the study's own study file, ``study_text`` a fuller one (the demo's
+    settings) for the study reader."""
 
     root: Path
+    settings_text: str
     study_text: str
     bundle: dict[str, bytes]
     completions: tuple[str, ...]
@@ -219,6 +221,7 @@ def build_template(root: Path) -> Template:
     )
     return Template(
         root=root,
+        settings_text=(study / STUDY_FILE).read_text(encoding="utf-8"),
         study_text=yaml.safe_dump(settings, allow_unicode=True, sort_keys=False),
         bundle={p.name: p.read_bytes() for p in sorted((root / "bundle").iterdir())},
         completions=tuple(completion_id(i, s, c) for i, s, c, _ in replies),

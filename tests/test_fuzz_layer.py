@@ -27,6 +27,7 @@ CASES = {
 
 KNOWN = [
     "study-markup-in-a-refused-value",
+    "study-an-alias-of-itself",
     "study-check-names-a-new-store",
     "bundle-store-url-elsewhere",
     "bundle-refused-into-a-new-folder",
