@@ -48,7 +48,7 @@ PATHS = [
     "a\x00b",
     ".",
     "/",
-    "../bundle",
+    "../nothing/x",
     "~/nothing",
     "",
 ]
@@ -139,6 +139,7 @@ def study_case(data: st.DataObject, template: Template) -> Command:
     return Command(
         args=(*command, "--study", STUDY),
         files=((f"study/{STUDY_FILE}", study_file(data, template.study_text)),),
+        target=None,
         read_only=command == ("check",),
     )
 

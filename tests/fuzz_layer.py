@@ -248,13 +248,14 @@ class Command:
     """A `heart` command on files: ``files`` (path relative to the case's folder -> bytes) are
     written, ``removed`` deleted and (empty) ``folders`` made first; ``{work}`` in the arguments
     stands for the case's folder, where the command runs. A success may change only the folder
-    ``target``; a ``read_only`` command changes nothing ever."""
+    ``target`` (anything when None: a study file may put its store anywhere); a ``read_only``
+    command changes nothing ever."""
 
     args: tuple[str, ...]
     files: tuple[tuple[str, bytes], ...] = ()
     removed: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
-    target: str = "study"
+    target: str | None = "study"
     read_only: bool = False
 
 
@@ -395,7 +396,8 @@ def run_command(command: Command, work: Path) -> Ran:
     changed = _changes(before, state(work))
     if (ran.code != 0 or command.read_only) and changed:
         raise Broken("changed on refusal", f"{changed} changed after {ran}")
-    outside = [k for k in changed if not (k + "/").startswith(command.target + "/")]
+    target = command.target
+    outside = [k for k in changed if target is not None and not (k + "/").startswith(target + "/")]
     if outside:
         raise Broken("wrote outside the study", f"{outside} changed after {ran}")
     return ran
