@@ -219,3 +219,15 @@ def test_a_path_too_long_to_look_up_is_a_problem_of_its_setting(tmp_path: Path) 
         ("'items.esconv'", f"{long}.jsonl cannot be looked up (File name too long)"),
     ]
     assert sorted(p.name for p in root.iterdir()) == ["esconv_demo.jsonl", "heart.db", "study.yaml"]
+
+
+def test_a_path_with_a_nul_in_it_is_a_problem_of_its_setting(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    create_study(root, demo=True)
+    _set(root, "ratings:\n", 'ratings:\n  capability_index: "a\\0b.csv"\n')
+    (problem,) = check_study(root).problems
+    assert problem.where.endswith("'ratings.capability_index'")
+    assert (
+        problem.problem
+        == f"{str(root / 'a') + chr(0) + 'b.csv'!r} cannot be looked up (embedded null byte)"
+    )

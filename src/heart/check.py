@@ -194,12 +194,16 @@ def _sqlite_file(url: str) -> Path | None:
 
 
 def _unreachable(path: Path) -> str | None:
-    """Why the system cannot look ``path`` up at all (a name too long for it, say), or None
-    when it can say whether the path exists."""
+    """Why the system cannot look ``path`` up at all (a name too long, a NUL in it, no
+    permission), or None when it can say whether the path exists."""
     try:
-        path.exists()
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
     except OSError as exc:
         return f"{path} cannot be looked up ({exc.strerror})"
+    except ValueError as exc:
+        return f"{str(path)!r} cannot be looked up ({exc})"
     return None
 
 
