@@ -1,8 +1,8 @@
 """The fuzz layer's cases, one reader of outside data at a time: study files, bundles,
 completions, judgments and labels tables, capability index files, and the web app's forms and
 links. Each reader draws a case with hypothesis: structured input with hostile values, and raw
-damage to a valid file's bytes. KNOWN holds hostile cases written by hand (the defects found
-before, so the suite's seeded subset always tries them)."""
+damage to a valid file's bytes. :func:`known` holds hostile cases written by hand (defects
+found before), so that the suite always tries them."""
 
 from __future__ import annotations
 
@@ -67,8 +67,11 @@ STORES = [
 """Store URLs a study file may name (a relative path is taken from where heart runs: the
 case's folder)."""
 
-PATH_SETTINGS = {("items", "esconv"): PATHS, ("ratings", "capability_index"): PATHS,
-                 ("store",): STORES}  # fmt: skip
+PATH_SETTINGS = {
+    ("items", "esconv"): PATHS,
+    ("ratings", "capability_index"): PATHS,
+    ("store",): STORES,
+}
 """The settings that name a file, and what to name."""
 
 setting_values = json_values | st.sampled_from(STORES)
@@ -357,31 +360,15 @@ def bundle_case(data: st.DataObject, template: Template) -> Command:
 # -- capability index files ---------------------------------------------------------------------
 
 index_values = st.one_of(
-    st.sampled_from(
-        [
-            "1",
-            "2.5",
-            "-3",
-            "0",
-            "1e308",
-            "-1e308",
-            "1.7e308",
-            "1e-320",
-            "1e309",
-            "nan",
-            "inf",
-            "",
-            " 7 ",
-            "9" * 400,
-            "-" + "9" * 308,
-            "1,5",
-            "0x10",
-            "٣",
-        ]
-    ),
+    st.sampled_from(["1", "2.5", "-3", "0", "1e308", "-1e308", "1.7e308", "1e-320", "1e309"]),
+    st.sampled_from(["nan", "inf", "", " 7 ", "9" * 400, "-" + "9" * 308, "1,5", "0x10", "٣"]),
     st.floats().map(repr),
     st.integers().map(str),
 )
+"""An index value: a number, one at the edge of what a float holds, or nearly a number."""
+
+HEADERS = ["system,value", "System , Value", "value,system", "system,value,note", "system"]
+HEADERS += ["system,system,value", ""]
 
 
 def index_file(data: st.DataObject) -> bytes:
@@ -391,20 +378,7 @@ def index_file(data: st.DataObject) -> bytes:
         lines = ["system,value"]
         lines += [f"{s},{data.draw(index_values)}" for s in data.draw(st.permutations(SYSTEMS))]
         return "\n".join(lines).encode("utf-8")
-    header = data.draw(
-        st.sampled_from(
-            [
-                "system,value",
-                "System , Value",
-                "value,system",
-                "system,value,note",
-                "system",
-                "system,system,value",
-                "",
-            ]
-        )
-        | texts
-    )
+    header = data.draw(st.sampled_from(HEADERS) | texts)
     rows = []
     for _ in range(data.draw(st.integers(0, 5))):
         system = data.draw(st.sampled_from([*SYSTEMS, HUMAN, "m9"]) | texts)
@@ -558,9 +532,17 @@ READERS: dict[str, Draw] = {
 
 
 def _settings(template: Template, **changes: Any) -> bytes:
+    """The fuller study file with ``changes``."""
     settings = yaml.safe_load(template.study_text)
     settings.update(changes)
     return yaml.safe_dump(settings, allow_unicode=True, sort_keys=False).encode()
+
+
+def _plain(template: Template, **changes: Any) -> bytes:
+    """The study's own study file with ``changes``."""
+    settings = yaml.safe_load(template.settings_text)
+    settings.update(changes)
+    return yaml.safe_dump(settings, allow_unicode=True).encode()
 
 
 def _bundle_with(template: Template, name: str, change: Callable[[Any], Any]) -> dict[str, bytes]:
@@ -599,6 +581,20 @@ def known(template: Template) -> dict[str, Command | Request]:
             read_only=True,
             files=((f"study/{STUDY_FILE}", _settings(template, store=STORES[0])),),
         ),
+        "study-check-paths-too-long": Command(
+            ("check", "--study", STUDY),
+            read_only=True,
+            files=(
+                (
+                    f"study/{STUDY_FILE}",
+                    _settings(template, items={"esconv": PATHS[0]}, store=f"sqlite:///{PATHS[1]}"),
+                ),
+            ),
+        ),
+        "study-store-path-with-a-nul": Command(
+            ("raters", "list", "--study", STUDY),
+            files=((f"study/{STUDY_FILE}", _settings(template, store="sqlite:///a\x00b.db")),),
+        ),
         "bundle-store-url-elsewhere": import_bundle(
             _bundle_study(template, own_study + f"store: {STORES[0]}\n"), template, "new"
         ),
@@ -625,6 +621,12 @@ def known(template: Template) -> dict[str, Command | Request]:
             json.dumps({"completion_id": first, "rater": "q1", "strategies": "[/red]"}).encode(),
         ),
         "index-markup-in-a-refused-value": report_with_index(b"system,value\n[/red],1\n"),
+        "index-named-with-a-nul-by-the-study-file": Command(
+            ("report", "--study", STUDY),
+            files=(
+                (f"study/{STUDY_FILE}", _plain(template, ratings={"capability_index": "a\x00b"})),
+            ),
+        ),
         "index-values-at-the-edge-of-floats": report_with_index(
             b"system,value\nm1,1e308\nm2,-1e308\nm3,1e308\n"
         ),
