@@ -124,3 +124,13 @@ def test_the_study_file_names_the_index_and_refuses_an_empty_name() -> None:
     assert parse_study(base + "  level: 0.9\n").ratings.capability_index is None
     with pytest.raises(ConfigError, match=r"study.yaml line 4: 'ratings.capability_index'"):
         parse_study(base + "  capability_index: ''\n")
+
+
+def test_a_name_no_system_can_open_names_the_setting_to_check(tmp_path: Path) -> None:
+    path = tmp_path / "a\x00b.csv"
+    with pytest.raises(IndexFileError) as caught:
+        read_capability_index(path, SYSTEMS, "ratings.capability_index in study.yaml")
+    assert str(caught.value) == (
+        f"{path}: the capability index cannot be read (embedded null byte); check "
+        "ratings.capability_index in study.yaml"
+    )

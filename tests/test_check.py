@@ -203,3 +203,31 @@ def test_the_python_run_raises_the_problems_before_any_stage(
     assert server.requests == []
     with open_study(root) as study:
         assert pipeline.dry_run(study).stages  # a dry run needs no key
+
+
+def test_a_path_too_long_to_look_up_is_a_problem_of_its_setting(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    create_study(root, demo=True)
+    long = f"{root}/{'x' * 300}"  # a file name may have at most 255 bytes
+    _set(root, "esconv: esconv_demo.jsonl", f"esconv: {long}.jsonl")
+    _set(root, "ratings:\n", f"ratings:\n  capability_index: {long}.csv\n")
+    _set(root, "name: heart-demo\n", f"name: heart-demo\nstore: sqlite:///{long}.db\n")
+    problems = sorted(check_study(root).problems, key=lambda p: p.problem)
+    assert [(p.where.split(": ")[-1], p.problem) for p in problems] == [
+        ("'ratings.capability_index'", f"{long}.csv cannot be looked up (File name too long)"),
+        (f"store sqlite:///{long}.db", f"{long}.db cannot be looked up (File name too long)"),
+        ("'items.esconv'", f"{long}.jsonl cannot be looked up (File name too long)"),
+    ]
+    assert sorted(p.name for p in root.iterdir()) == ["esconv_demo.jsonl", "heart.db", "study.yaml"]
+
+
+def test_a_path_with_a_nul_in_it_is_a_problem_of_its_setting(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    create_study(root, demo=True)
+    _set(root, "ratings:\n", 'ratings:\n  capability_index: "a\\0b.csv"\n')
+    (problem,) = check_study(root).problems
+    assert problem.where.endswith("'ratings.capability_index'")
+    assert (
+        problem.problem
+        == f"{str(root / 'a') + chr(0) + 'b.csv'!r} cannot be looked up (embedded null byte)"
+    )

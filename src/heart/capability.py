@@ -165,8 +165,9 @@ def read_capability_index(path: Path, systems: Collection[str], origin: str) -> 
     study file's setting or the command's option), for the message when it cannot be read."""
     try:
         data = path.read_bytes()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a name no system takes (a NUL in it)
+        why = exc.strerror if isinstance(exc, OSError) else exc
         raise IndexFileError(
-            f"{path}: the capability index cannot be read ({exc.strerror}); check {origin}"
+            f"{path}: the capability index cannot be read ({why}); check {origin}"
         ) from None
     return parse_capability_index(data, str(path), systems)

@@ -193,6 +193,20 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+def _unreachable(path: Path) -> str | None:
+    """Why the system cannot look ``path`` up at all (a name too long, a NUL in it, no
+    permission), or None when it can say whether the path exists."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"{path} cannot be looked up ({exc.strerror})"
+    except ValueError as exc:
+        return f"{str(path)!r} cannot be looked up ({exc})"
+    return None
+
+
 def _path_problems(
     config: StudyConfig, root: Path, where: _Where, corpus_needed: bool
 ) -> tuple[list[Problem], list[str]]:
@@ -211,23 +225,28 @@ def _path_problems(
         )
     elif esconv is not None:
         path = Path(esconv) if Path(esconv).is_absolute() else root / esconv
-        if path.exists():
+        unreachable = _unreachable(path)
+        if not unreachable and path.exists():
             found.append(f"corpus {path}")
         elif corpus_needed:
-            problems.append(Problem(where(("items", "esconv")), f"{path} does not exist", corpus))
+            missing = unreachable or f"{path} does not exist"
+            problems.append(Problem(where(("items", "esconv")), missing, corpus))
     index = index_path(root, config.ratings.capability_index)
-    if index is not None and index.is_file():
+    unreachable = _unreachable(index) if index is not None else None
+    if index is not None and not unreachable and index.is_file():
         found.append(f"capability index {index}")
     elif index is not None:
         problems.append(
             Problem(
                 where(("ratings", "capability_index")),
-                f"{index} is not a file",
+                unreachable or f"{index} is not a file",
                 "set it to a CSV of columns system and value, or remove it",
             )
         )
     database = _sqlite_file(store_url(config, root))
-    if database is not None and not database.parent.is_dir():
+    if database is not None and _unreachable(database):
+        pass  # the store's own check names it
+    elif database is not None and not database.parent.is_dir():
         problems.append(
             Problem(
                 where(("store",)),
@@ -340,6 +359,9 @@ def _store_findings(config: StudyConfig, root: Path) -> _StoreFindings:
     url = store_url(config, root)
     where = f"store {make_url(url).render_as_string(hide_password=True)}"
     database = _sqlite_file(url)
+    unreachable = _unreachable(database) if database is not None else None
+    if unreachable:
+        return _StoreFindings([Problem(where, unreachable, "check the store setting")])
     if database is not None and not database.exists():
         return _StoreFindings(notes=[f"{where} does not exist yet; the first command creates it"])
     try:

@@ -198,3 +198,12 @@ def test_foreign_keys_are_enforced(store: Store) -> None:
 def test_bad_url_is_a_clear_error() -> None:
     with pytest.raises(StoreError, match="cannot be used"):
         open_store("nosuchdialect://x")
+
+
+def test_a_store_path_no_system_can_open_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as caught:
+        open_store(f"sqlite:///{tmp_path}/a\x00b.db")
+    assert str(caught.value) == (
+        f"store sqlite:///{tmp_path}/a%00b.db cannot be opened: embedded null byte"
+    )
+    assert list(tmp_path.iterdir()) == []

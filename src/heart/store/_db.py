@@ -119,4 +119,6 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
             _migrate(engine)
     except OperationalError as exc:
         raise StoreError(f"store {engine.url!r} cannot be opened: {exc.orig}") from None
+    except ValueError as exc:  # a path the system cannot take (a NUL in it)
+        raise StoreError(f"store {engine.url!r} cannot be opened: {exc}") from None
     return Store(url=url, engine=engine, sessions=sessionmaker(engine, expire_on_commit=False))
