@@ -1,5 +1,6 @@
 """The capability index file: what it accepts, and one line per problem naming the file, the
-line and the field (unknown systems, missing values, duplicates, non-numbers, bad headers)."""
+line and the field (unknown systems, missing values, duplicates, non-numbers, values out of
+range, bad headers)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,22 @@ def test_a_duplicate_names_both_lines() -> None:
 def test_a_value_that_is_not_a_finite_number_is_named(cell: str, message: str) -> None:
     (problem,) = _problems(f"system,value\nllama,{cell}\n")
     assert problem == f"index.csv line 2, field 'value': {message}"
+
+
+@pytest.mark.parametrize("cell", ["1e308", "-1e308", "1.5e15", "-2e16", "9e-16", "-5e-324"])
+def test_a_value_out_of_range_is_named(cell: str) -> None:
+    (problem,) = _problems(f"system,value\nllama,{cell}\n")
+    assert problem == (
+        f"index.csv line 2, field 'value': '{cell}' is out of range: a value is 0 or of a size "
+        "from 1e-15 to 1e15; give the index on such a scale (a count of parameters or FLOPs as "
+        "its log10)"
+    )
+
+
+def test_values_at_the_ends_of_the_range_are_read() -> None:
+    text = "system,value\nllama,1e15\nclaude,-1e15\ngpt-4o,1e-15\nhuman,-0\n"
+    index = parse_capability_index(text, "index.csv", SYSTEMS)
+    assert index.values == {"llama": 1e15, "claude": -1e15, "gpt-4o": 1e-15, "human": 0.0}
 
 
 def test_a_decimal_comma_is_caught_as_an_extra_cell() -> None:

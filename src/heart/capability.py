@@ -17,6 +17,11 @@ from heart.utf8 import NotUtf8, decode_utf8
 COLUMNS = ("system", "value")
 MAX_PROBLEMS = 20  # problems listed before the rest are counted
 SHOWN = 40  # characters of a cell quoted in a message
+SCALE = 15
+"""Index values are 0 or of a size from 1e-15 to 1e15, either sign: a score, a rating or a count
+stays well within that, and the correlations, the line and the figure need the squares of the
+values' differences to stay finite and above 0 (1e308 stopped the figure; values near 1e-200 left
+Pearson's r undefined without a word)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,12 @@ def _value_problem(cell: str) -> str | None:
         return f"{_quoted(cell)} is not a number"
     if not math.isfinite(value):
         return f"{_quoted(cell)} is not a finite number"
+    if abs(value) > 10.0**SCALE or 0 < abs(value) < 10.0**-SCALE:
+        return (
+            f"{_quoted(cell)} is out of range: a value is 0 or of a size from 1e-{SCALE} to "
+            f"1e{SCALE}; give the index on such a scale (a count of parameters or FLOPs as its "
+            "log10)"
+        )
     return None
 
 
@@ -87,8 +98,8 @@ def parse_capability_index(
     text: str | bytes, source: str, systems: Collection[str]
 ) -> CapabilityIndex:
     """Read the index from ``text`` (bytes must be UTF-8; a byte-order mark is fine). Every row
-    names one of ``systems`` once, with a finite number; blank lines are skipped. Raises
-    IndexFileError listing every problem, one line each."""
+    names one of ``systems`` once, with a finite number in range (see SCALE); blank lines are
+    skipped. Raises IndexFileError listing every problem, one line each."""
     if isinstance(text, bytes):
         try:
             text = decode_utf8(text)

@@ -681,7 +681,8 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write the report (HTML, Markdown, CSV, provenance.json) into the study's report/ folder."""
+    """Write the report (HTML, Markdown, CSV, provenance.json) into the study's report/ folder,
+    put in place whole once written: a failed or interrupted report leaves the previous one."""
     from heart import pipeline
 
     with _study(study) as s:

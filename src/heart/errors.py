@@ -59,3 +59,7 @@ class TaskRefused(HeartError):
 class IndexFileError(HeartError):
     """A capability index file (``ratings.capability_index`` or ``heart report --index``) that
     cannot be used: one line per problem, each naming the file, the line and the field."""
+
+
+class ReportError(HeartError):
+    """A report that cannot be put where it belongs; the previous report is left as it was."""

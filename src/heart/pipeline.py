@@ -214,9 +214,10 @@ def audit(study: Study) -> list[JudgeAudit]:
 
 
 def report(study: Study, index: Path | None = None) -> ReportSummary:
-    """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/; the
-    capability index comes from ``index``, else ``ratings.capability_index`` (a bad file raises
-    IndexFileError before anything is written)."""
+    """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/, put
+    in place whole once written (a failure leaves the previous report); the capability index
+    comes from ``index``, else ``ratings.capability_index`` (a bad file raises IndexFileError
+    before anything is written)."""
     from heart.report import board_warning, gather_facts, write_report
 
     capability = capability_index(study, index)

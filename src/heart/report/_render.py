@@ -19,6 +19,7 @@ from heart.report._csv import csv_files
 from heart.report._factor_tables import factor_section, scree
 from heart.report._facts import StudyFacts
 from heart.report._figures import forest_png, heatmap_png, hostility_png, strategy_heatmap_png
+from heart.report._folder import report_folder
 from heart.report._latency_tables import FigureRef, latency_section, with_ttft
 from heart.report._markdown import md_block, md_cell, md_fence, md_heading, md_inline
 from heart.report._provenance_tables import provenance_lines, provenance_tables
@@ -376,17 +377,17 @@ def render_html(facts: StudyFacts) -> str:
 
 @fewer_collections()
 def write_report(facts: StudyFacts, directory: Path) -> Path:
-    """Write index.html, report.md, the CSV tables and provenance.json into ``directory``;
-    returns the HTML path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "report.md").write_text(render_markdown(facts), encoding="utf-8")
-    for name, text in csv_files(facts).items():
-        (directory / name).write_text(text, encoding="utf-8")
-    if facts.provenance is not None:
-        (directory / PROVENANCE_FILE).write_text(facts.provenance.to_json(), encoding="utf-8")
-    path = directory / "index.html"
-    path.write_text(render_html(facts), encoding="utf-8")
-    return path
+    """Write index.html, report.md, the CSV tables and provenance.json into a new folder and
+    put it in place of ``directory`` once all are written (see ``report_folder``); returns the
+    HTML path."""
+    with report_folder(directory, report_files=(PROVENANCE_FILE,)) as folder:
+        (folder / "report.md").write_text(render_markdown(facts), encoding="utf-8")
+        for name, text in csv_files(facts).items():
+            (folder / name).write_text(text, encoding="utf-8")
+        if facts.provenance is not None:
+            (folder / PROVENANCE_FILE).write_text(facts.provenance.to_json(), encoding="utf-8")
+        (folder / "index.html").write_text(render_html(facts), encoding="utf-8")
+    return directory / "index.html"
 
 
 # --- terminal ------------------------------------------------------------------------------
