@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from heart.rationales import code_rationale, load_codebook, read_clauses
+from heart.rationales._sides import MAX_QUOTE_LOOKUPS
 from heart.types import Shown
 
 CODEBOOK = load_codebook()
@@ -70,10 +71,25 @@ def _codes(text: str) -> list[tuple[str, Shown, bool, str, str]]:
             'Saying "What would help you rest tonight" is a concrete question.',
             [("asks-question", A, False, "concrete question", f'"{FIRST[24:].rstrip("?")}"')],
         ),
+        (  # curly quotes too; stops, marks and closing quotes end a sentence however many
+            "Wow!!!) It asks “what would help you rest tonight” as a concrete question?! B is "
+            "kind...",
+            [("asks-question", A, False, "concrete question", '"what would help you rest tonight"'),
+             ("warmth", B, False, "kind", "B")],
+        ),
         (
             "reply b felt less generic, and a lot warmer",
             [("generic-scripted", B, True, "generic", "reply b"),
              ("warmth", B, False, "warmer", "reply b")],
+        ),
+        (  # a negation counts from the clause's first word, even with no space after a comma
+            "B sounds cold,never names the feeling",
+            [("dismissive", B, False, "cold", "B"), ("names-feeling", B, True, "names the feeling",
+                                                       "B")],
+        ),
+        (  # and within 80 characters before the match: a longer "word" is no negation's
+            "B never " + "x" * 90 + " names the feeling",
+            [("names-feeling", B, False, "names the feeling", "B")],
         ),
         ("I prefer B.", []),
     ],
@@ -95,3 +111,14 @@ def test_a_quote_found_in_both_replies_or_neither_places_nothing() -> None:
     assert [c.shown for c in clauses] == [NONE]
     clauses = read_clauses('It says "something else entirely" there.', FIRST, SECOND)
     assert [c.shown for c in clauses] == [NONE]
+
+
+def test_a_rationale_past_its_quote_lookups_places_no_more_quotes() -> None:
+    """Each quote looked up reads both replies; past MAX_QUOTE_LOOKUPS a rationale's quotes
+    place nothing, so one made of quotes cannot take time in the product of the lengths."""
+    quote = '"What would help you rest tonight"'
+    filler = ", ".join(f'"word {n} here"' for n in range(MAX_QUOTE_LOOKUPS - 1))
+    placed = read_clauses(f"{filler}, {quote}.", FIRST, SECOND)
+    assert placed[-1].shown is A and [c.shown for c in placed[:-1]] == [NONE] * (len(placed) - 1)
+    unplaced = read_clauses(f'{filler}, "one more", {quote}.', FIRST, SECOND)
+    assert [c.shown for c in unplaced] == [NONE] * len(unplaced)

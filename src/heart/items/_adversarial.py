@@ -25,8 +25,9 @@ GREETING = re.compile(
     r"\b(hi|hello|hey|hiya|greetings|welcome|good (morning|afternoon|evening)|how are you)\b",
     re.IGNORECASE,
 )
+# A line's leading spaces stop at its end, so each line start reads only its own line.
 SPEAKER_LABEL = re.compile(
-    r"^\s*(supporter|seeker|helper|listener|user|assistant)\s*:", re.I | re.M
+    r"^[^\S\n]*+(supporter|seeker|helper|listener|user|assistant)\s*+:", re.I | re.M
 )
 
 

@@ -6,6 +6,7 @@ feeling", "less natural")."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from heart.rationales._codebook import Codebook
@@ -18,6 +19,7 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 NEGATION_WORDS = 4  # how many words before a match a negation may stand
+NEGATION_REACH = 80  # and within how many characters (a word longer than that is no negation)
 
 
 @dataclass(frozen=True)
@@ -36,18 +38,22 @@ class Code:
     cue: str = ""
 
 
-def _clause_at(clauses: list[Clause], at: int) -> Clause | None:
-    for clause in clauses:
-        if clause.start <= at < clause.end:
-            return clause
+def _clause_at(clauses: list[Clause], starts: list[int], at: int) -> Clause | None:
+    """The clause holding ``at`` (``starts``: the clauses' starts, in order)."""
+    index = bisect_right(starts, at) - 1
+    if index >= 0 and at < clauses[index].end:
+        return clauses[index]
     return None
 
 
 def _negated(rationale: str, clause: Clause | None, at: int) -> bool:
     """A negation among the few words before ``at``, within its clause."""
-    start = clause.start if clause is not None else 0
-    words = rationale[start:at].split()[-NEGATION_WORDS:]
-    return _NEGATION.search(" ".join(words)) is not None
+    begin = clause.start if clause is not None else 0
+    start = max(begin, at - NEGATION_REACH)
+    words = rationale[start:at].split()
+    if start > begin and not rationale[start - 1].isspace() and not rationale[start].isspace():
+        words = words[1:]  # the reach cut a word: its end alone could read as a negation
+    return _NEGATION.search(" ".join(words[-NEGATION_WORDS:])) is not None
 
 
 def code_rationale(
@@ -57,16 +63,17 @@ def code_rationale(
     matched by two patterns of one theme counts once). ``first`` and ``second`` are the replies
     as the judge saw them, used to place quoted words."""
     clauses = read_clauses(rationale, first, second)
+    starts = [c.start for c in clauses]
     codes: list[Code] = []
     for theme in codebook.themes:
-        spans: list[tuple[int, int]] = []
+        taken = bytearray(len(rationale))  # 1 where a pattern of the theme matched already
         for pattern in theme.patterns:
             for match in pattern.finditer(rationale):
                 start, end = match.span()
-                if end == start or any(a < end and start < b for a, b in spans):
+                if end == start or taken.find(1, start, end) >= 0:
                     continue
-                spans.append((start, end))
-                clause = _clause_at(clauses, start)
+                taken[start:end] = b"\x01" * (end - start)
+                clause = _clause_at(clauses, starts, start)
                 shown = clause.shown if clause is not None else Shown.NONE
                 codes.append(
                     Code(theme.id, shown, _negated(rationale, clause, start), match.group(0),

@@ -13,6 +13,7 @@ the reply shown first.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from heart.types import Shown
@@ -43,14 +44,23 @@ _PRONOUN = re.compile(
     r"that (?:reply|response|answer)|also)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]{0,3}(?:\s{1,40}|$)|\n")
+# A run of stops is tried from its first stop only, and never given back: one try per run.
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++[\"'”’)\]]{0,3}+(?:\s{1,40}|$)|\n")
 _CLAUSE_BREAK = re.compile(
     r"[;:,]\s{0,20}|\s(?:but|while|whilst|whereas|however|although|though|yet|and|than|unlike|"
     r"compared (?:to|with)|versus|vs\.?|over)\s",
     re.IGNORECASE,
 )
-_QUOTE = re.compile(r"\"([^\"]{3,400})\"|“([^”]{3,400})”|(?<![\w])'([^']{4,400})'(?![\w])")
+# A quote is tried from each opening mark up to the next mark of its kind (an opening mark ends
+# the try too), so no stretch of text is read more than once per kind of quote.
+_QUOTE = re.compile(r"\"([^\"]{3,400}+)\"|“([^“”]{3,400}+)”|(?<![\w])'([^']{4,400}+)'(?![\w])")
 _NEXT_WORD = re.compile(r"\s{1,5}([A-Za-z’']{1,30})")
+_NEXT_CHAR = re.compile(r"\s*+(\S)")
+_NOT_WORD = re.compile(r"[^\w\s']")
+_OPENERS = " \"'“‘("  # what may stand between a sentence's end and its first word
+MAX_QUOTE_LOOKUPS = 40
+"""Quotes of one rationale looked up in the replies: each lookup reads both replies, so the bound
+keeps a rationale made of quotes linear (a judge's reason quotes a few times at most)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,7 @@ class Clause:
 
 
 def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s']", " ", text.casefold()).split())
+    return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
 
 
 def _masked(text: str) -> tuple[str, list[tuple[int, str]]]:
@@ -83,10 +93,10 @@ def _masked(text: str) -> tuple[str, list[tuple[int, str]]]:
 def _is_side_word(text: str, end: int) -> bool:
     """Whether the word after ``end`` lets the letter before it be a reply, not the article
     "a": a verb, an adverb, a conjunction, punctuation or nothing."""
-    after = text[end:]
-    if not after.strip() or after.lstrip()[:1] in ",.;:!?)'’\"":
+    after = _NEXT_CHAR.match(text, end)
+    if after is None or after.group(1) in ",.;:!?)'’\"":
         return True
-    found = _NEXT_WORD.match(after)
+    found = _NEXT_WORD.match(text, end)
     if found is None:
         return False
     word = found.group(1).casefold()
@@ -101,16 +111,16 @@ def _references(text: str, start: int, end: int) -> tuple[set[Shown], str, bool,
     clause = text[start:end]
     sides: set[Shown] = set()
     cues: list[str] = []
-    taken: list[tuple[int, int]] = []
+    taken: set[int] = set()  # the places of letters already read with their noun
     for match in _NOUN_LETTER.finditer(clause):
         letter = match.group(1)
         if letter == "a" and not _is_side_word(clause, match.end()):
             continue
         sides.add(Shown.FIRST if letter in "Aa1" else Shown.SECOND)
         cues.append(match.group(0))
-        taken.append(match.span())
+        taken.update(range(*match.span()))
     for match in _BARE_LETTER.finditer(clause):
-        if any(a <= match.start() < b for a, b in taken):
+        if match.start() in taken:
             continue
         at_start = _opens_sentence(text, start + match.start())
         if match.group(1) == "A" and at_start and not _is_side_word(clause, match.end()):
@@ -134,8 +144,9 @@ def _references(text: str, start: int, end: int) -> tuple[set[Shown], str, bool,
 
 
 def _opens_sentence(text: str, at: int) -> bool:
-    before = text[:at].rstrip(" \"'“‘(")
-    return not before or before[-1] in ".!?\n"
+    while at > 0 and text[at - 1] in _OPENERS:
+        at -= 1
+    return at == 0 or text[at - 1] in ".!?\n"
 
 
 def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -151,11 +162,12 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 
 
 def _quoted_side(quote: str, first: str, second: str) -> Shown | None:
-    """The reply whose words the quote copies, when only one of them holds them."""
+    """The reply whose words the quote copies, when only one of them holds them (``first`` and
+    ``second`` in their plain form)."""
     words = _plain(quote)
     if len(words) < 3:
         return None
-    in_first, in_second = words in _plain(first), words in _plain(second)
+    in_first, in_second = words in first, words in second
     if in_first == in_second:
         return None
     return Shown.FIRST if in_first else Shown.SECOND
@@ -165,18 +177,24 @@ def read_clauses(rationale: str, first: str = "", second: str = "") -> list[Clau
     """Every clause of ``rationale`` with the reply it speaks of; ``first`` and ``second`` are
     the replies as shown (to place quotes)."""
     masked, quotes = _masked(rationale)
+    quote_starts = [q_start for q_start, _ in quotes]
+    replies = (_plain(first), _plain(second))
+    lookups = 0
     out: list[Clause] = []
     last: Shown | None = None  # the reply named last, for "the other" and pronouns
     for s_start, s_end in _spans(_SENTENCE_END, masked, 0, len(masked)):
         previous: Clause | None = None
         for index, (c_start, c_end) in enumerate(_spans(_CLAUSE_BREAK, masked, s_start, s_end)):
             sides, cue, both, other = _references(masked, c_start, c_end)
-            for q_start, words in quotes:
-                if c_start <= q_start < c_end and not sides:
-                    side = _quoted_side(words, first, second)
-                    if side is not None:
-                        sides.add(side)
-                        cue = f'"{words}"'
+            at = bisect_left(quote_starts, c_start)
+            while at < len(quotes) and quotes[at][0] < c_end and not sides:
+                if lookups == MAX_QUOTE_LOOKUPS:
+                    break
+                words, at, lookups = quotes[at][1], at + 1, lookups + 1
+                side = _quoted_side(words, *replies)
+                if side is not None:
+                    sides.add(side)
+                    cue = f'"{words}"'
             shown, said = Shown.NONE, cue
             if both or len(sides) > 1:
                 shown = Shown.NONE

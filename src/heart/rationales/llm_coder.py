@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -18,7 +17,7 @@ from sqlalchemy.orm import Session
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
-from heart.plain import quotes
+from heart.plain import PlainText
 from heart.prompts import Prompt
 from heart.rationales._codebook import Codebook, load_codebook
 from heart.rationales._identity import llm_coder_id
@@ -84,13 +83,6 @@ def coding_request(
     return ChatRequest.prompted(system, user, spec, json_schema=coding_schema(codebook))
 
 
-def _span(evidence: str, rationale: str) -> tuple[int, int]:
-    """Where the evidence stands in the rationale (spacing and case aside); (-1, -1) if unsure."""
-    words = [re.escape(w) for w in evidence.split()]
-    found = re.search(r"\s+".join(words), rationale, re.IGNORECASE) if words else None
-    return found.span() if found else (-1, -1)
-
-
 def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:
     """The codes of an answer; InvalidCoding saying what is wrong."""
     try:
@@ -102,6 +94,7 @@ def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:
     if not isinstance(value["codes"], list) or len(value["codes"]) > MAX_CODES:
         raise InvalidCoding(f'"codes" must be a list of at most {MAX_CODES} codes')
     codes: list[Code] = []
+    source = PlainText(rationale)
     for n, entry in enumerate(value["codes"], 1):
         if not isinstance(entry, dict) or set(entry) != set(FIELDS):
             raise InvalidCoding(f"code {n} must have exactly theme, reply, denied and evidence")
@@ -112,14 +105,14 @@ def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:
             raise InvalidCoding(f'code {n}: reply must be "A", "B" or "none" and denied true/false')
         if not isinstance(evidence, str) or not evidence.strip():
             raise InvalidCoding(f"code {n} ({theme}) quotes no evidence")
-        if not quotes(rationale, evidence):
+        found = source.span(evidence)
+        if found is None:
             raise InvalidCoding(
                 f"code {n} ({theme}): the evidence {evidence[:40]!r} is not words of the reason; "
                 "copy them"
             )
         shown = {"A": Shown.FIRST, "B": Shown.SECOND}.get(reply, Shown.NONE)
-        start, end = _span(evidence, rationale)
-        code = Code(theme, shown, denied, evidence.strip(), start, end)
+        code = Code(theme, shown, denied, evidence.strip(), *found)
         if code not in codes:
             codes.append(code)
     return codes
