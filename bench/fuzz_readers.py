@@ -5,7 +5,7 @@ run succeeds or ends in the project's one-line error (never a traceback), a refu
 file and no row of the store and leaves nothing behind, and the web app never answers with a
 server error.
 
-    .venv/bin/python bench/fuzz_readers.py [--cases 10000] [--readers study,web] [--seed 0]
+    .venv/bin/python bench/fuzz_readers.py [--cases 10000] [--readers study,web] [--jobs 2]
 
 Cases are drawn by hypothesis from a fixed seed (the same seed gives the same cases) and not
 shrunk: every failing case is counted. Prints, per reader, its cases, failures and minutes, and
@@ -23,7 +23,9 @@ import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,34 +117,53 @@ def run_reader(name: str, cases: int, start: int, template: Template, work: Path
     return tally
 
 
+def fuzz_reader(name: str, cases: int, start: int) -> tuple[str, Tally, float]:
+    """One reader's run in a template of its own: its name, its tally and its minutes."""
+    with tempfile.TemporaryDirectory(prefix="heart-fuzz-") as tmp:
+        template = build_template(Path(tmp) / "template")
+        began = time.monotonic()
+        tally = run_reader(name, cases, start, template, Path(tmp))
+    return name, tally, (time.monotonic() - began) / 60
+
+
+def report(name: str, tally: Tally, minutes: float) -> None:
+    print(f"{name}: {tally.failures} failures in {tally.cases} cases ({minutes:.1f} min)")
+    for kind, found in sorted(tally.kinds.items(), key=lambda kv: -kv[1].count):
+        print(f"  {found.count} x {kind}: {found.message}")
+        for line in found.example:
+            print(f"      {line}")
+    sys.stdout.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10_000, help="cases per reader")
     parser.add_argument("--readers", default=",".join(READERS), help="comma-separated")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="readers run side by side, each in its own process"
+    )
     args = parser.parse_args()
     names = [n.strip() for n in args.readers.split(",") if n.strip()]
     unknown = sorted(set(names) - set(READERS))
     if unknown:
         parser.error(f"unknown readers {unknown}; the readers are {', '.join(READERS)}")
-    total = Tally()
-    with tempfile.TemporaryDirectory(prefix="heart-fuzz-") as tmp:
-        template = build_template(Path(tmp) / "template")
-        for n, name in enumerate(names):
-            began = time.monotonic()
-            tally = run_reader(name, args.cases, args.seed + n, template, Path(tmp))
-            minutes = (time.monotonic() - began) / 60
-            print(
-                f"{name}: {tally.failures} failures in {tally.cases} cases ({minutes:.1f} min)",
-                flush=True,
-            )
-            for kind, found in sorted(tally.kinds.items(), key=lambda kv: -kv[1].count):
-                print(f"  {found.count} x {kind}: {found.message}")
-                for line in found.example:
-                    print(f"      {line}")
-            total.cases += tally.cases
-            total.failures += tally.failures
-    print(f"{total.failures} failures in {total.cases} cases over {len(names)} readers")
+    runs = [(name, args.cases, args.seed + n) for n, name in enumerate(names)]
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+            done = [pool.submit(fuzz_reader, *run) for run in runs]
+            results = [future.result() for future in as_completed(done)]
+    else:
+        results = []
+        for run in runs:
+            results.append(fuzz_reader(*run))
+            report(*results[-1])
+    if args.jobs > 1:
+        for result in sorted(results, key=lambda r: names.index(r[0])):
+            report(*result)
+    failures = sum(tally.failures for _, tally, _ in results)
+    cases = sum(tally.cases for _, tally, _ in results)
+    print(f"{failures} failures in {cases} cases over {len(names)} readers")
 
 
 if __name__ == "__main__":

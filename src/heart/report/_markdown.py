@@ -16,6 +16,7 @@ _OPENS = re.compile(r"<(?! |$)|&(?=[A-Za-z#])|\](?=[(\[:])")
 """An HTML tag, comment or autolink; an entity; a link's or image's label closing before its
 target. A '<' before a space, a lone '&' and a ']' ending an interval are plain text."""
 _UNDERSCORES = re.compile(r"_+")
+_BACKTICKS = re.compile(r"`+")
 _BLOCK_START = re.compile(r"#{1,6}(?=\s|$)|[>\[]|[-+](?=[\s-]|$)|\d{1,9}(?=[.)](?:\s|$))")
 """What would start a heading, a quote, a link definition or task box, a list or a rule, or an
 ordered list."""
@@ -81,6 +82,6 @@ def md_cell(text: str) -> str:
 
 def md_fence(text: str, info: str = "") -> list[str]:
     """``text`` as a fenced code block, its fence longer than any run of backticks in it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + info, text, fence]
