@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from heart.models.embedded import embedded_model_path, with_waiting_threads
+from heart.models.embedded import embedded_model_path
 
 SERVED_NAME = "smollm2"
 
@@ -50,7 +49,6 @@ def llama_server(n_ctx: int = 4096) -> Iterator[str]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,
-            env=with_waiting_threads(dict(os.environ)),
         )  # fmt: skip
         base_url = f"http://127.0.0.1:{port}/v1"
         try:

@@ -41,17 +41,6 @@ def embedded_model_path() -> Path:
     return path
 
 
-WAITING_THREADS = {"OMP_WAIT_POLICY": "PASSIVE"}
-"""How llama.cpp's OpenMP threads wait for each other: asleep, not spinning. Spinning threads
-win a little on an idle machine but lose several times over beside any other busy process
-(bench/embedded_contention.py measures both). Read once, when the OpenMP runtime loads."""
-
-
-def with_waiting_threads(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with heart's wait policy added where the user has not chosen one."""
-    return {**WAITING_THREADS, **env}
-
-
 _LOADED: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 # Every llama.cpp call runs on this one thread: its OpenMP team is made once and reused, where
@@ -100,8 +89,6 @@ def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
     key = (str(path), n_ctx)
     with _LOAD_LOCK:
         if key not in _LOADED:
-            for name, value in WAITING_THREADS.items():
-                os.environ.setdefault(name, value)
             try:
                 llama = greedy_grammar_llama()
             except ImportError:
