@@ -243,3 +243,14 @@ def test_aliases_and_merge_keys_within_bounds_still_load() -> None:
         ("openai", "m"),
         ("openai", "n"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"), [("? [items]\n: 1\n", "list"), ("? {a: 1}\n: 1\n", "mapping")]
+)
+def test_a_setting_named_by_a_list_or_mapping_is_refused_with_its_line(key: str, kind: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study("name: x\n" + key, "s.yaml")
+    assert str(err.value) == (
+        f"s.yaml line 2: a {kind} is used as a setting's name; a name is plain text"
+    )

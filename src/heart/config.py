@@ -463,6 +463,12 @@ def _line_index(
         for key_node, value_node in node.value:
             key = key_node.value
             line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+                raise ConfigError(
+                    f"{source} line {line}: a {kind} is used as a setting's name; "
+                    "a name is plain text"
+                )
             if key in seen:
                 field = _field_name((*path, key))
                 raise ConfigError(
