@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import inspect, select
 
+from heart.errors import ImportRefused
+from heart.release import import_bundle
 from heart.store import (
     Base,
     CompletionRow,
@@ -18,6 +22,7 @@ from heart.store import (
     PairRow,
     Store,
     SystemRow,
+    open_store,
 )
 
 
@@ -153,3 +158,15 @@ def snapshot(store: Store) -> dict[str, list[str]]:
             rows = s.execute(select(*(getattr(model, c) for c in columns))).all()
             out[model.__tablename__] = sorted(repr(tuple(r)) for r in rows)
     return out
+
+
+def refused_bundle(bundle: Path, fresh_db: Path) -> str:
+    """Import ``bundle`` into a new SQLite store at ``fresh_db``: the refusal, after checking
+    that the store is left as it was."""
+    fresh = open_store(f"sqlite:///{fresh_db}")
+    before = snapshot(fresh)
+    with pytest.raises(ImportRefused) as refused:
+        import_bundle(fresh, bundle)
+    assert snapshot(fresh) == before
+    fresh.close()
+    return str(refused.value)
