@@ -10,12 +10,14 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from heart.config import ProviderName
 from heart.endpoints import IN_PROCESS
 from heart.errors import HeartError
+from heart.models._cores import FreeCores, usable_cores
 from heart.models._errors import ModelCallError
 from heart.models._greedy import greedy_grammar_llama
 from heart.models._protocol import ChatRequest, ChatResponse
@@ -41,7 +43,30 @@ def embedded_model_path() -> Path:
     return path
 
 
-_LOADED: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+@dataclass
+class _Loaded:
+    """One llama.cpp instance, the lock that keeps its calls one at a time, and the threads it
+    computes with (following the free cores unless HEART_EMBEDDED_THREADS fixes them)."""
+
+    llama: Any
+    lock: threading.Lock
+    threads: int
+    free: FreeCores | None
+
+    def fit_threads(self) -> None:
+        """Compute with the cores other processes leave free: llama.cpp's threads spin while
+        they wait for each other, so one more thread than free cores costs whole time slices."""
+        if self.free is None:
+            return
+        wanted = self.free.threads()
+        if wanted != self.threads:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(self.llama.ctx, wanted, wanted)
+            self.threads = wanted
+
+
+_LOADED: dict[tuple[str, int], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
 # Every llama.cpp call runs on this one thread: its OpenMP team is made once and reused, where
 # calls hopping between pool threads would start new teams that spin against each other.
@@ -53,20 +78,24 @@ def _close_loaded() -> None:
     """Free llama.cpp models before the interpreter tears down the library they live in."""
     _WORKER.shutdown(wait=True)
     while _LOADED:
-        _LOADED.popitem()[1][0].close()
+        _LOADED.popitem()[1].llama.close()
+
+
+def fixed_threads() -> int | None:
+    """HEART_EMBEDDED_THREADS when it is set: llama.cpp then always computes with that many."""
+    given = os.environ.get("HEART_EMBEDDED_THREADS", "").strip()
+    if not given:
+        return None
+    if not given.isdigit() or int(given) < 1:
+        raise HeartError(
+            f"HEART_EMBEDDED_THREADS is {given!r}; set it to a whole number of threads, 1 or more"
+        )
+    return int(given)
 
 
 def embedded_threads() -> int:
-    """How many threads llama.cpp computes with: HEART_EMBEDDED_THREADS, else one per core."""
-    given = os.environ.get("HEART_EMBEDDED_THREADS", "").strip()
-    if given:
-        if not given.isdigit() or int(given) < 1:
-            raise HeartError(
-                f"HEART_EMBEDDED_THREADS is {given!r}; "
-                "set it to a whole number of threads, 1 or more"
-            )
-        return int(given)
-    return max(1, os.cpu_count() or 1)
+    """How many threads llama.cpp starts with: HEART_EMBEDDED_THREADS, else one per core."""
+    return fixed_threads() or usable_cores()
 
 
 def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
@@ -75,6 +104,7 @@ def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
         "model_path": str(path),
         "n_ctx": n_ctx,
         "n_threads": embedded_threads(),
+        "n_threads_batch": embedded_threads(),
         "n_batch": 512,
         "logits_all": False,
         "verbose": False,
@@ -82,7 +112,7 @@ def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
     }
 
 
-def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
+def _load(path: Path, n_ctx: int) -> _Loaded:
     """One llama.cpp instance per file and context size, shared by every caller in the process,
     with the lock that keeps its calls one at a time (held by the worker thread itself, so a
     caller that stops waiting cannot let a second call in while the first still runs)."""
@@ -93,7 +123,9 @@ def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
                 llama = greedy_grammar_llama()
             except ImportError:
                 raise HeartError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
-            _LOADED[key] = (llama(**llama_settings(path, n_ctx)), threading.Lock())
+            settings = llama_settings(path, n_ctx)
+            free = None if fixed_threads() else FreeCores(settings["n_threads"])
+            _LOADED[key] = _Loaded(llama(**settings), threading.Lock(), settings["n_threads"], free)
         return _LOADED[key]
 
 
@@ -112,10 +144,11 @@ class EmbeddedModel:
         self._n_ctx = n_ctx
 
     def _run(self, request: ChatRequest) -> ChatResponse:
-        llm, lock = _load(self._path, self._n_ctx)
-        with lock:
+        loaded = _load(self._path, self._n_ctx)
+        with loaded.lock:
+            loaded.fit_threads()
             try:
-                return self._generate(llm, request)
+                return self._generate(loaded.llama, request)
             except ValueError as exc:  # e.g. the prompt does not fit the context window
                 raise ModelCallError(
                     f"llama.cpp refused the request: {exc}", retryable=False
