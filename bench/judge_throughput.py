@@ -179,7 +179,7 @@ def main() -> None:
     chunks = [mixed[i * size : (i + 1) * size] for i in range(len(groups))]
     path, n_ctx = embedded_model_path(), spec.model.n_ctx
     plain = on_worker(lambda: Llama(**llama_settings(path, n_ctx)))
-    heart_llm, _lock = _load(path, n_ctx)  # heart's own instance
+    heart_llm = _load(path, n_ctx).llama  # heart's own instance
     n = sum(len(g) for g in groups)
     sides = ["bare", "heart", "mixed"]
     rates: dict[str, list[float]] = {side: [] for side in sides}
