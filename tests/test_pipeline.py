@@ -15,7 +15,10 @@ from heart.store import CallRow, CompletionRow, JudgmentRow, PairRow, open_store
 
 from .helpers import heart, set_items
 
-pytestmark = pytest.mark.slow
+# The shared run takes about two minutes alone and, with the embedded model on the cores others
+# leave free, its fair share beside busy neighbours (four times as long beside three demo runs):
+# the timeout bounds a hang, not the machine's load.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 N_ITEMS = 6  # of the demo's 12 regular items
 
 
