@@ -77,15 +77,19 @@ PATH_SETTINGS = {
 setting_values = json_values | st.sampled_from(STORES)
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside parsed settings."""
-    out = [path]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            out += _places(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            out += _places(inner, (*path, index))
+def _places(value: Any) -> list[tuple[Any, ...]]:
+    """Every path to a value inside parsed settings, each container visited once (YAML
+    aliases can make a list that holds itself) and without recursion (they can nest deep)."""
+    out: list[tuple[Any, ...]] = []
+    seen: set[int] = set()
+    todo: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while todo:
+        value, path = todo.pop()
+        out.append(path)
+        if isinstance(value, dict | list) and id(value) not in seen:
+            seen.add(id(value))
+            inner = value.items() if isinstance(value, dict) else enumerate(value)
+            todo.extend((item, (*path, key)) for key, item in reversed(list(inner)))
     return out
 
 
@@ -252,7 +256,7 @@ def _resign(bundle: dict[str, bytes]) -> None:
         for name, entry in manifest["files"].items():
             entry["sha256"] = hashlib.sha256(bundle[name]).hexdigest()
         bundle["manifest.json"] = json.dumps(manifest).encode()
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass  # a manifest damaged past re-signing is itself the input
 
 
@@ -263,7 +267,7 @@ def _damage_rows(data: st.DataObject, raw: bytes) -> bytes:
     at = data.draw(st.integers(0, len(lines) - 1))
     try:
         row = json.loads(lines[at])
-    except ValueError:  # damaged already
+    except (ValueError, RecursionError):  # damaged already
         row = {}
     if not isinstance(row, dict):
         row = {}
@@ -289,7 +293,7 @@ def _damage_manifest(data: st.DataObject, raw: bytes) -> bytes:
     try:
         manifest = json.loads(raw)
         entries = manifest["files"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return damaged(data, raw)
     if not isinstance(entries, dict):  # damaged already: damage it more
         return damaged(data, raw)
