@@ -134,6 +134,30 @@ def init(
     say(f"Created {target}{done}", soft_wrap=True)
 
 
+@app.command()
+def settings(
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the reference to this file instead of printing it."
+        ),
+    ] = None,
+) -> None:
+    """Print every setting study.yaml may hold, with its type, default and meaning, as Markdown
+    (the reference docs/study-file.md is written with `heart settings -o docs/study-file.md`)."""
+    from heart.settings_reference import settings_reference
+
+    text = settings_reference()
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HeartError(f"{output}: cannot be written ({exc.strerror})") from None
+    say(f"Wrote {output}", soft_wrap=True)
+
+
 def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:
     """The items stage's counts by problem type and by screening rule (or, when the LLM
     screener's calls did not all get an answer, what failed); returns whether they all did."""
