@@ -126,12 +126,23 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Folder to create the study in.")],
     demo: Annotated[bool, typer.Option(help="Set up the bundled, offline demo study.")] = False,
 ) -> None:
-    """Create a study folder with a study.yaml (and, with --demo, the demo corpus)."""
+    """Create a study folder with a study.yaml (and, with --demo, the demo corpus).
+
+    Without --demo the study file is a commented start: the ESConv original, a human system
+    and a control, with models and judges of every provider (an OpenAI-compatible endpoint,
+    Anthropic, the embedded model) shown commented out. `heart check` then says what is left
+    to fill in."""
     from heart.study import create_study
 
     target = create_study(directory, demo=demo)
-    done = " (demo study)" if demo else "; edit it, then `heart run`"
-    say(f"Created {target}{done}", soft_wrap=True)
+    if demo:
+        say(f"Created {target} (demo study)", soft_wrap=True)
+        return
+    say(
+        f"Created {target}: set items.esconv and switch on your models and judges (its "
+        f"comments say how), then `heart check --study {shlex.quote(str(directory))}`",
+        soft_wrap=True,
+    )
 
 
 @app.command()
