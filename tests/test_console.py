@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -165,7 +166,10 @@ def test_errors_quote_values_and_paths_as_written(
     assert out == "2: error: no item '[red' in this study; list them with `heart items list`\n"
     made = tmp_path / "[bold]x[/bold] :smile:"
     out = _main(monkeypatch, capsys, "init", made)
-    assert out == f"0: Created {made / 'study.yaml'}; edit it, then `heart run`\n"
+    assert out == (
+        f"0: Created {made / 'study.yaml'}: set items.esconv and switch on your models and "
+        f"judges (its comments say how), then `heart check --study {shlex.quote(str(made))}`\n"
+    )
 
 
 def _printed(*renderables: object) -> str:

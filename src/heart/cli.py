@@ -126,12 +126,47 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Folder to create the study in.")],
     demo: Annotated[bool, typer.Option(help="Set up the bundled, offline demo study.")] = False,
 ) -> None:
-    """Create a study folder with a study.yaml (and, with --demo, the demo corpus)."""
+    """Create a study folder with a study.yaml (and, with --demo, the demo corpus).
+
+    Without --demo the study file is a commented start: the ESConv original, a human system
+    and a control, with models and judges of every provider (an OpenAI-compatible endpoint,
+    Anthropic, the embedded model) shown commented out. `heart check` then says what is left
+    to fill in."""
     from heart.study import create_study
 
     target = create_study(directory, demo=demo)
-    done = " (demo study)" if demo else "; edit it, then `heart run`"
-    say(f"Created {target}{done}", soft_wrap=True)
+    if demo:
+        say(f"Created {target} (demo study)", soft_wrap=True)
+        return
+    say(
+        f"Created {target}: set items.esconv and switch on your models and judges (its "
+        f"comments say how), then `heart check --study {shlex.quote(str(directory))}`",
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def settings(
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the reference to this file instead of printing it."
+        ),
+    ] = None,
+) -> None:
+    """Print every setting study.yaml may hold, with its type, default and meaning, as Markdown
+    (the reference docs/study-file.md is written with `heart settings -o docs/study-file.md`)."""
+    from heart.settings_reference import settings_reference
+
+    text = settings_reference()
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HeartError(f"{output}: cannot be written ({exc.strerror})") from None
+    say(f"Wrote {output}", soft_wrap=True)
 
 
 def _print_items(summary: ItemsSummary, requested: int, command: str) -> bool:

@@ -20,6 +20,12 @@ STUDY_FILE = "study.yaml"
 DEFAULT_STORE = "heart.db"
 
 
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""A system's or judge's name: a letter or digit, then letters, digits, '.', '_' or '-'."""
+VERSION = r"^v[0-9]+$"
+"""A version of something heart ships: v1, v2, ..."""
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,8 +41,12 @@ class FieldProblem(ValueError):
 class Price(Strict):
     """US dollars per million tokens."""
 
-    input_per_mtok: float = Field(0.0, ge=0)
-    output_per_mtok: float = Field(0.0, ge=0)
+    input_per_mtok: float = Field(
+        0.0, ge=0, description="US dollars per million prompt tokens sent to the model"
+    )
+    output_per_mtok: float = Field(
+        0.0, ge=0, description="US dollars per million tokens the model writes"
+    )
 
     def cost(self, tokens_in: int | None, tokens_out: int | None) -> float:
         """The price of one call in US dollars (unknown token counts count as zero)."""
@@ -48,22 +58,36 @@ class Price(Strict):
 class ModelSpec(Strict):
     """How to reach a model: provider, model name, and decoding parameters."""
 
-    provider: ProviderName = "embedded"
-    model: str = "smollm2-135m-instruct-q4_1"
-    base_url: str | None = None
+    provider: ProviderName = Field(
+        "embedded",
+        description="'openai' (any OpenAI-compatible endpoint: vLLM, a llama.cpp server, a "
+        "hosted API), 'anthropic', or 'embedded' (SmolLM2-135M in-process, offline)",
+    )
+    model: str = Field(
+        "smollm2-135m-instruct-q4_1", description="the model name the provider knows it by"
+    )
+    base_url: str | None = Field(
+        None,
+        description="the endpoint's URL, as in http://127.0.0.1:8000/v1 (unset: the "
+        "provider's public API)",
+    )
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the API key"
     )
-    max_tokens: int = Field(128, gt=0, le=8192)
-    temperature: float = Field(0.0, ge=0, le=2)
-    top_p: float = Field(1.0, gt=0, le=1)
-    n_ctx: int = Field(4096, gt=0)
+    max_tokens: int = Field(128, gt=0, le=8192, description="the most tokens one answer may have")
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature (0: greedy)")
+    top_p: float = Field(
+        1.0, gt=0, le=1, description="nucleus sampling: the share of probability mass kept"
+    )
+    n_ctx: int = Field(
+        4096, gt=0, description="the embedded model's context window in tokens (others ignore it)"
+    )
     structured_output: Literal["json_schema", "json_object_schema", "json_object", "off"] = Field(
         "json_schema",
         description="how an OpenAI-compatible endpoint is asked for JSON: 'json_schema' "
         "(OpenAI, vLLM), 'json_object_schema' (llama.cpp server), 'json_object', or 'off'",
     )
-    price: Price = Price()
+    price: Price = Field(Price(), description="what calls cost, for budgets and dry runs")
 
     @field_validator("base_url")
     @classmethod
@@ -81,28 +105,40 @@ class ModelSpec(Strict):
         return endpoint_of(self.provider, self.base_url)
 
 
+LIMITS = {
+    "concurrency": "calls in flight at once",
+    "requests_per_minute": "most calls started in any minute (unset: no limit)",
+    "tokens_per_minute": "most tokens, sent and written, in any minute (unset: no limit)",
+    "timeout_s": "seconds one try may take before it is abandoned and retried",
+    "max_retries": "tries after the first for a call that failed in a way worth retrying",
+    "backoff_base_s": "the first wait before a retry, in seconds; it doubles on each retry",
+    "backoff_cap_s": "the longest wait before a retry, in seconds",
+}
+"""What each engine limit means, for providers and endpoints alike."""
+
+
 class ProviderSettings(Strict):
     """How the engine treats one provider: parallel calls, rate limits, timeouts, retries."""
 
-    concurrency: int = Field(4, gt=0, le=1024)
-    requests_per_minute: int | None = Field(None, gt=0)
-    tokens_per_minute: int | None = Field(None, gt=0)
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(5, ge=0, le=50)
-    backoff_base_s: float = Field(0.5, ge=0)
-    backoff_cap_s: float = Field(60.0, gt=0)
+    concurrency: int = Field(4, gt=0, le=1024, description=LIMITS["concurrency"])
+    requests_per_minute: int | None = Field(None, gt=0, description=LIMITS["requests_per_minute"])
+    tokens_per_minute: int | None = Field(None, gt=0, description=LIMITS["tokens_per_minute"])
+    timeout_s: float = Field(120.0, gt=0, description=LIMITS["timeout_s"])
+    max_retries: int = Field(5, ge=0, le=50, description=LIMITS["max_retries"])
+    backoff_base_s: float = Field(0.5, ge=0, description=LIMITS["backoff_base_s"])
+    backoff_cap_s: float = Field(60.0, gt=0, description=LIMITS["backoff_cap_s"])
 
 
 class EndpointSettings(Strict):
     """Limits for one endpoint; what is not set comes from its provider's settings."""
 
-    concurrency: int | None = Field(None, gt=0, le=1024)
-    requests_per_minute: int | None = Field(None, gt=0)
-    tokens_per_minute: int | None = Field(None, gt=0)
-    timeout_s: float | None = Field(None, gt=0)
-    max_retries: int | None = Field(None, ge=0, le=50)
-    backoff_base_s: float | None = Field(None, ge=0)
-    backoff_cap_s: float | None = Field(None, gt=0)
+    concurrency: int | None = Field(None, gt=0, le=1024, description=LIMITS["concurrency"])
+    requests_per_minute: int | None = Field(None, gt=0, description=LIMITS["requests_per_minute"])
+    tokens_per_minute: int | None = Field(None, gt=0, description=LIMITS["tokens_per_minute"])
+    timeout_s: float | None = Field(None, gt=0, description=LIMITS["timeout_s"])
+    max_retries: int | None = Field(None, ge=0, le=50, description=LIMITS["max_retries"])
+    backoff_base_s: float | None = Field(None, ge=0, description=LIMITS["backoff_base_s"])
+    backoff_cap_s: float | None = Field(None, gt=0, description=LIMITS["backoff_cap_s"])
 
 
 def default_providers() -> dict[ProviderName, ProviderSettings]:
@@ -120,7 +156,10 @@ class EngineSpec(Strict):
     budget_usd: float | None = Field(
         None, gt=0, description="stop starting new calls once this much has been spent"
     )
-    providers: dict[ProviderName, ProviderSettings] = Field(default_factory=default_providers)
+    providers: dict[ProviderName, ProviderSettings] = Field(
+        default_factory=default_providers,
+        description="limits per provider, for every endpoint of it that has none of its own",
+    )
     endpoints: dict[str, EndpointSettings] = Field(
         default_factory=dict,
         description="limits per endpoint, keyed by base URL; unset fields come from providers",
@@ -155,10 +194,21 @@ class EngineSpec(Strict):
 class SystemSpec(Strict):
     """A contestant: a model, the human pool, the ESConv original, or a fixed control reply."""
 
-    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    kind: SystemKind
-    family: str = Field(min_length=1)
-    model: ModelSpec | None = None
+    name: str = Field(
+        min_length=1, max_length=80, pattern=NAME, description="the system's name in every table"
+    )
+    kind: SystemKind = Field(
+        description="'model' (an LLM), 'human' (people's replies from the web app), 'dataset' "
+        "(the ESConv supporter's own reply) or 'control' (one fixed reply)"
+    )
+    family: str = Field(
+        min_length=1,
+        description="who made it, as in openai or meta; a judge never rates its own family's "
+        "replies unless judging.own_family is 'allow'",
+    )
+    model: ModelSpec | None = Field(
+        None, description="the model section of a system of kind 'model'"
+    )
     reply: str | None = Field(None, description="the fixed reply of a control system")
 
     @model_validator(mode="after")
@@ -173,9 +223,13 @@ class SystemSpec(Strict):
 class JudgeSpec(Strict):
     """An LLM judge of the ensemble."""
 
-    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    family: str = Field(min_length=1)
-    model: ModelSpec
+    name: str = Field(
+        min_length=1, max_length=80, pattern=NAME, description="the judge's name in every table"
+    )
+    family: str = Field(
+        min_length=1, description="who made the judge's model, matched against systems' families"
+    )
+    model: ModelSpec = Field(description="the model that gives the verdicts")
 
 
 class PairDesign(StrEnum):
@@ -214,7 +268,9 @@ class JudgingSpec(Strict):
     reasks: int = Field(
         1, ge=0, le=5, description="times an invalid verdict is asked again with its error"
     )
-    prompt_version: str = Field("v2", pattern=r"^v[0-9]+$")
+    prompt_version: str = Field(
+        "v2", pattern=VERSION, description="the version of the judge prompt heart ships"
+    )
 
 
 class StrategiesSpec(Strict):
@@ -231,7 +287,9 @@ class StrategiesSpec(Strict):
     reasks: int = Field(
         1, ge=0, le=5, description="times an invalid answer is asked again with its error"
     )
-    taxonomy: str = Field("v1", pattern=r"^v[0-9]+$")
+    taxonomy: str = Field(
+        "v1", pattern=VERSION, description="the version of the 15-strategy taxonomy heart ships"
+    )
 
 
 class RationalesSpec(Strict):
@@ -246,7 +304,9 @@ class RationalesSpec(Strict):
     reasks: int = Field(
         1, ge=0, le=5, description="times an invalid answer is asked again with its error"
     )
-    codebook: str = Field("v1", pattern=r"^v[0-9]+$")
+    codebook: str = Field(
+        "v1", pattern=VERSION, description="the version of the rationale codebook heart ships"
+    )
 
 
 class PeopleSpec(Strict):
@@ -256,18 +316,28 @@ class PeopleSpec(Strict):
     human_system: str = Field(
         "human", description="the system (kind 'human') that people's completions belong to"
     )
-    writers_per_item: int = Field(3, gt=0, le=20)
-    raters_per_pair: int = Field(5, gt=0, le=20)
-    labellers_per_completion: int = Field(2, gt=0, le=10)
+    writers_per_item: int = Field(
+        3, gt=0, le=20, description="people who write a reply to each context"
+    )
+    raters_per_pair: int = Field(5, gt=0, le=20, description="people who judge each pair")
+    labellers_per_completion: int = Field(
+        2, gt=0, le=10, description="people who label the strategies of each sampled completion"
+    )
     label_completions: int = Field(
         0, ge=0, description="completions sampled (evenly over systems) for strategy labels"
     )
-    claim_minutes: float = Field(30.0, gt=0, le=24 * 60)
+    claim_minutes: float = Field(
+        30.0,
+        gt=0,
+        le=24 * 60,
+        description="minutes a task stays held for the person who opened it before another "
+        "may take it",
+    )
     check_every: int = Field(
         8, ge=0, description="one gold or attention check per this many judge tasks (0: none)"
     )
-    min_words: int = Field(3, gt=0)
-    max_words: int = Field(80, gt=0)
+    min_words: int = Field(3, gt=0, description="the fewest words a person's reply may have")
+    max_words: int = Field(80, gt=0, description="the most words a person's reply may have")
     completion_code: str | None = Field(
         None,
         min_length=1,
@@ -288,15 +358,28 @@ class PeopleSpec(Strict):
 
 
 class ItemsSpec(Strict):
-    esconv: str | None = Field(None, description="ESConv file or folder, relative to the study")
-    regular: int = Field(280, gt=0)
-    max_per_dialogue: int = Field(2, gt=0)
-    min_context_turns: int = Field(3, gt=0)
+    """Which contexts the benchmark asks for a reply to: regular items chosen from ESConv, and
+    adversarial ones rewritten from it."""
+
+    esconv: str | None = Field(
+        None,
+        description="the ESConv corpus: a file or folder, absolute or relative to the study folder",
+    )
+    regular: int = Field(
+        280, gt=0, description="regular items to choose, spread over problem types like the corpus"
+    )
+    max_per_dialogue: int = Field(2, gt=0, description="the most items taken from one conversation")
+    min_context_turns: int = Field(
+        3, gt=0, description="the fewest turns that must come before the reply to be written"
+    )
     screener: ModelSpec | None = Field(
         None, description="an LLM that may veto couplets the rules found eligible (second pass)"
     )
     adversarial: int = Field(
-        0, ge=0, le=1000, description="adversarial items to build by rewriting seeker turns (20)"
+        0,
+        ge=0,
+        le=1000,
+        description="adversarial items to build by rewriting seeker turns (20 in a full study)",
     )
     adversarial_max_turns: int = Field(
         10, ge=4, le=40, description="the longest context an adversarial item keeps, in turns"
@@ -306,7 +389,8 @@ class ItemsSpec(Strict):
         description="the model that rewrites seeker turns to an escalation profile",
     )
     hostility_rater: ModelSpec | None = Field(
-        None, description="the model that rates each rewritten seeker turn 0-10 (default: rewriter)"
+        None,
+        description="the model that rates each rewritten seeker turn 0-10 (unset: the rewriter)",
     )
     hostility_tolerance: int = Field(
         2, ge=0, le=10, description="how far a rated seeker turn may be from its target"
@@ -324,14 +408,24 @@ class ItemsSpec(Strict):
 class PreliminarySpec(Strict):
     """Below either count a system's standing is marked preliminary."""
 
-    conversations: int = Field(10, ge=1, le=100_000)
-    comparisons: int = Field(50, ge=1, le=10_000_000)
+    conversations: int = Field(
+        10, ge=1, le=100_000, description="the fewest conversations behind a firm standing"
+    )
+    comparisons: int = Field(
+        50, ge=1, le=10_000_000, description="the fewest comparisons behind a firm standing"
+    )
 
 
 class RatingsSpec(Strict):
-    bootstrap_rounds: int = Field(1000, gt=0, le=100_000)
-    level: float = Field(0.95, gt=0, lt=1)
-    preliminary: PreliminarySpec = PreliminarySpec()
+    """How systems are rated and how sure the intervals are."""
+
+    bootstrap_rounds: int = Field(
+        1000, gt=0, le=100_000, description="resamples of conversations behind every interval"
+    )
+    level: float = Field(0.95, gt=0, lt=1, description="the confidence level of every interval")
+    preliminary: PreliminarySpec = Field(
+        PreliminarySpec(), description="below these counts a system's standing is preliminary"
+    )
     capability_index: str | None = Field(
         None,
         min_length=1,
@@ -343,19 +437,41 @@ class RatingsSpec(Strict):
 class StudyConfig(Strict):
     """The whole study file."""
 
-    name: str = Field(min_length=1)
-    seed: int = 0
-    store: str | None = Field(None, description="SQLAlchemy URL; default: SQLite in the study")
-    items: ItemsSpec = ItemsSpec()
-    systems: list[SystemSpec] = Field(min_length=1)
-    judges: list[JudgeSpec] = Field(default_factory=list)
-    pairs: PairsSpec = PairsSpec()
-    judging: JudgingSpec = JudgingSpec()
-    ratings: RatingsSpec = RatingsSpec()
-    engine: EngineSpec = EngineSpec()
-    people: PeopleSpec = PeopleSpec()
-    strategies: StrategiesSpec = StrategiesSpec()
-    rationales: RationalesSpec = RationalesSpec()
+    name: str = Field(min_length=1, description="the study's name, shown in the report")
+    seed: int = Field(
+        0, description="seeds every random choice (items, pairs, judges, resamples) to repeat them"
+    )
+    store: str | None = Field(
+        None,
+        description="where the data is kept: a SQLAlchemy URL (unset: heart.db, SQLite in the "
+        "study folder)",
+    )
+    items: ItemsSpec = Field(
+        ItemsSpec(), description="the contexts replies are written to: from ESConv, and rewritten"
+    )
+    systems: list[SystemSpec] = Field(
+        min_length=1, description="the contestants whose replies are compared"
+    )
+    judges: list[JudgeSpec] = Field(
+        default_factory=list, description="the LLM judges of the ensemble (none: people only)"
+    )
+    pairs: PairsSpec = Field(PairsSpec(), description="which replies to one context are compared")
+    judging: JudgingSpec = Field(
+        JudgingSpec(), description="how LLM judges are given pairs and held to the format"
+    )
+    ratings: RatingsSpec = Field(
+        RatingsSpec(), description="how systems are rated and how wide the intervals are"
+    )
+    engine: EngineSpec = Field(
+        EngineSpec(), description="budget, rate limits, timeouts and retries of model calls"
+    )
+    people: PeopleSpec = Field(PeopleSpec(), description="the work people do in the web app")
+    strategies: StrategiesSpec = Field(
+        StrategiesSpec(), description="labelling replies with the 15 support strategies"
+    )
+    rationales: RationalesSpec = Field(
+        RationalesSpec(), description="coding rationales with the codebook's themes"
+    )
 
     @field_validator("systems")
     @classmethod

@@ -24,7 +24,7 @@ PLANTS = {
 def _study(root: Path, esconv: Path) -> Path:
     heart("init", root)
     path = root / "study.yaml"
-    text = path.read_text().replace("esconv: path/to/esconv", f"esconv: {esconv}")
+    text = path.read_text().replace("# esconv: ESConv.json", f"esconv: {esconv}")
     path.write_text(text)
     return root
 
