@@ -4,7 +4,7 @@ rationale, whether the analyses count it, and what the call cost; written as CSV
 Parquet, read as a data frame.
 
 Every value is read from the store, never recomputed, so the table says what the store holds:
-the same rows whatever order the data came in (rows are sorted by item and judgment id)."""
+the same rows whatever order the data came in (sorted by item, pair, judge and order shown)."""
 
 from __future__ import annotations
 
@@ -185,8 +185,9 @@ def verdict_rows(
     system: str | None = None,
     judge: str | None = None,
 ) -> VerdictTable:
-    """Every valid verdict (failed calls gave none), counted or not, by item and judgment id;
-    only those on ``item``, on pairs holding a reply of ``system``, or of ``judge``, when given."""
+    """Every valid verdict (failed calls gave none), counted or not, by item, pair, judge and
+    order shown; only those on ``item``, on pairs holding a reply of ``system``, or of
+    ``judge``, when given."""
     a, b = aliased(CompletionRow), aliased(CompletionRow)
     query = (
         select(
@@ -203,7 +204,7 @@ def verdict_rows(
         .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
         .outerjoin(RaterRow, RaterRow.id == JudgmentRow.judge)
         .where(JudgmentRow.status == Status.OK)
-        .order_by(PairRow.item_id, JudgmentRow.id)
+        .order_by(PairRow.item_id, JudgmentRow.pair_id, JudgmentRow.judge, JudgmentRow.order)
     )  # fmt: skip
     if item is not None:
         query = query.where(PairRow.item_id == item)
