@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from heart.rationales.code import RationaleCodingSummary
     from heart.strategies.classify import ClassificationSummary
     from heart.study import Study
+    from heart.types import Item
+    from heart.verdicts import Reply, VerdictRow
 
 app = typer.Typer(
     help="Run the HEART benchmark: build items from ESConv, generate completions, judge pairs, "
@@ -86,10 +88,10 @@ def _options(
 
 
 @contextmanager
-def _study(root: Path) -> Iterator[Study]:
+def _study(root: Path, *, read_only: bool = False) -> Iterator[Study]:
     from heart.study import open_study
 
-    with open_study(root) as study:
+    with open_study(root, read_only=read_only) as study:
         yield study
 
 
@@ -291,14 +293,53 @@ def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = Fa
 def items_show(
     item_id: Annotated[str, typer.Argument(help="An item id, as in `heart items list`.")],
     study: StudyOption = Path("."),
+    system: Annotated[
+        str | None,
+        typer.Option(help="Only this system's reply, and the verdicts on pairs holding it."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Only the verdicts of this judge or rater.")
+    ] = None,
 ) -> None:
-    """Print one item's context, its original reply, and its metadata."""
+    """Print one item: its context and original reply, every system's reply to it, and every
+    verdict on it (judge, the reply shown first, winner and strength, the five axes, the
+    rationale, and why a verdict is left out of the analyses when it is)."""
     from heart.items import stored_item
-    from heart.transcript import ROLE_NAMES
-    from heart.types import Role
+    from heart.verdicts import item_replies, verdict_rows
 
     with _study(study) as s:
         item, screened = stored_item(s.store, item_id)
+        _require_known(s, system, judge)
+        replies = item_replies(s.store, item_id, system)
+        verdicts = verdict_rows(s.store, item=item_id, system=system, judge=judge)
+    _print_item(item, screened)
+    _print_replies(replies, system)
+    _print_verdicts(verdicts, system, judge)
+
+
+def _require_known(study: Study, system: str | None, judge: str | None) -> None:
+    """A one-line error naming what the study has, for a --system or --judge it does not."""
+    from sqlalchemy import select
+
+    from heart.store import JudgeRow, SystemRow
+
+    for given, option, column in ((system, "system", SystemRow.name),
+                                  (judge, "judge", JudgeRow.name)):  # fmt: skip
+        if given is None:
+            continue
+        with study.store.session() as session:
+            names = list(session.scalars(select(column).order_by(column)))
+        if given not in names:
+            raise HeartError(
+                f"--{option} {given!r}: this study has no such {option}; it has: "
+                f"{', '.join(names) or 'none yet'}"
+            )
+
+
+def _print_item(item: Item, screened: str | None) -> None:
+    from heart.transcript import ROLE_NAMES
+    from heart.types import Role
+
     say((item.id, "bold"), f"  {item.subset}  {item.problem_type} / {item.emotion_type}")
     if "profile" in item.meta:
         say(
@@ -318,6 +359,69 @@ def items_show(
         say((f"{ROLE_NAMES[turn.role]}:", colour), f" {turn.text}")
     say()
     say(("original reply:", "bold"), f" {item.reference}")
+
+
+def _reply_name(system: str, contributor: str) -> str:
+    return f"{system} ({contributor})" if contributor else system
+
+
+def _print_replies(replies: list[Reply], system: str | None) -> None:
+    say()
+    if not replies:
+        whose = f"{system} has" if system else "no system has"
+        say((f"Replies: {whose} replied to this item yet", "bold"))
+        return
+    say((f"Replies ({len(replies)})", "bold"))
+    for r in replies:
+        name = _reply_name(r.system, r.contributor)
+        if r.status == "ok":
+            say((f"{name}:", "magenta"), f" {r.text}")
+        else:
+            say((f"{name}:", "magenta"), (f" failed: {r.error or 'no reply'}", "red"))
+
+
+def _print_verdicts(verdicts: list[VerdictRow], system: str | None, judge: str | None) -> None:
+    from heart.types import Axis
+
+    say()
+    about = "".join(
+        f" {word} {name}" for word, name in (("on pairs with", system), ("by", judge)) if name
+    )
+    if not verdicts:
+        say((f"Verdicts{about}: none yet", "bold"))
+        return
+    counted = sum(v.counted for v in verdicts)
+    say((f"Verdicts{about} ({len(verdicts)}, {counted} counted)", "bold"))
+    for v in verdicts:
+        a = _reply_name(v.a_system, v.a_contributor)
+        b = _reply_name(v.b_system, v.b_contributor)
+        first, second = (a, b) if v.order == "ab" else (b, a)
+        outcome = "tie" if v.winner == "tie" else f"{a if v.winner == 'a' else b} wins"
+        strength = (
+            f", strength {v.strength}" if v.strength is not None and v.winner != "tie" else ""
+        )
+        say()
+        say(
+            (v.judge, "bold"), f" ({v.judge_source}, {v.judge_family or 'no family'}"
+            f"{', imported' if v.imported else ''}) saw {first} first, then {second}: ",
+            (f"{outcome}{strength}", "bold"),
+        )  # fmt: skip
+        axes = []
+        for axis in Axis:
+            side, size = v.axis(axis.value)
+            if side is not None:
+                named = {"a": a, "b": b}.get(side, "none")
+                axes.append(
+                    f"{axis.value} {named}" + (f" {size}" if size and named != "none" else "")
+                )
+        if axes:
+            say(f"  axes: {'; '.join(axes)}")
+        if v.rationale:
+            say(f"  rationale: {v.rationale}")
+        if not v.counted:
+            say((f"  left out: {v.left_out}", "yellow"))
+            if v.excluded:
+                say((f"  rater excluded: {v.excluded}", "yellow"))
 
 
 @items_app.command("list")
@@ -832,20 +936,56 @@ def run(
 
 @app.command("export")
 def export(
-    out: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
+    out: Annotated[
+        Path | None, typer.Argument(help="Folder to write the bundle into.", show_default=False)
+    ] = None,
     study: StudyOption = Path("."),
+    verdicts: Annotated[
+        Path | None,
+        typer.Option(
+            "--verdicts",
+            help="Write the verdicts table instead, one row per verdict, to this .csv, .jsonl "
+            "or .parquet file (Parquet needs the parquet extra).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Write the study as a bundle: JSON Lines per table, the study file, its provenance
     (provenance.json: heart's version and commit, prompts, models and endpoints, tokens and cost
     per stage; never a key), a sha256 manifest.
 
     People appear by pseudonymous ids only (raters with their exclusion reason); invite-token
-    hashes and entry metadata stay in the study."""
+    hashes and entry metadata stay in the study.
+
+    With --verdicts FILE, write instead the flat table of verdicts: one row per valid verdict
+    with its item, subset and problem type, both systems, the order shown, the judge with its
+    source and family, winner and strength, every axis, the rationale, the rater's exclusion,
+    whether the analyses count it, tokens, cost and time (the columns are listed in the docs).
+    """
+    if (out is None) == (verdicts is None):
+        raise HeartError(
+            "give a folder to write the bundle into, or --verdicts FILE for the verdicts table "
+            "(one of the two)"
+        )
+    if verdicts is not None:
+        from heart.verdicts import verdict_rows, verdicts_format, write_verdicts
+
+        verdicts_format(verdicts)  # a wrong extension is refused before the study is read
+        with _study(study, read_only=True) as s:
+            rows = verdict_rows(s.store)
+        write_verdicts(rows, verdicts)
+        counted = sum(r.counted for r in rows)
+        say(f"Wrote {len(rows)} verdicts ({counted} counted) to {verdicts}", soft_wrap=True)
+        return
     from heart.pipeline import export
 
+    assert out is not None
     with _study(study) as s:
-        rows = export(s, out)
-    say(f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows.items()), soft_wrap=True)
+        rows_written = export(s, out)
+    say(
+        f"Exported to {out}: " + ", ".join(f"{k} {v}" for k, v in rows_written.items()),
+        soft_wrap=True,
+    )
 
 
 @app.command("import")

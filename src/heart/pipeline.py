@@ -11,6 +11,7 @@ optional ``progress`` callback and return a small summary. Nothing here prints.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -20,6 +21,7 @@ from sqlalchemy import select
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec, bundle_study_file
 from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
+from heart.errors import HeartError
 from heart.generate import GenerationSummary
 from heart.generate import generate as _generate
 from heart.items import Selection, count_items, count_rewrites
@@ -43,8 +45,19 @@ from heart.strategies.classify import ClassificationSummary, classify, plan_clas
 from heart.study import Study, open_study, staged_study
 
 if TYPE_CHECKING:  # the analyses and the report load only for the commands that need them
-    from heart.analyses import JudgeAudit, Leaderboard
+    from heart.analyses import (
+        AgreementReport,
+        Board,
+        Boards,
+        EvidenceRule,
+        JudgeAudit,
+        LatencyReport,
+        Leaderboard,
+        Source,
+    )
+    from heart.frames import Rows
     from heart.report import StudyFacts
+    from heart.verdicts import VerdictTable
 
 Stage = Literal["adversarial", "generate", "judge", "strategies", "rationales"]
 RunStage = Literal["items", "adversarial", "generate", "judge", "strategies", "rationales"]
@@ -205,12 +218,131 @@ def code_rationales(study: Study, progress: ProgressFn | None = None) -> Rationa
     return _code_rationales(study, progress)
 
 
-def audit(study: Study) -> list[JudgeAudit]:
-    """Per judge and rater, LLM or person, made here or imported: flip rate, position, length,
-    control and own-family shares."""
-    from heart.analyses import audit_every_judge
+# --- reading: results as data, nothing written -----------------------------------------------
 
-    return audit_every_judge(study.store, study.config.ratings.level)
+
+def audit(study: Study) -> Rows[JudgeAudit]:
+    """Per judge and rater, LLM or person, made here or imported: flip rate, position, length,
+    control and own-family shares (``.to_pandas()``: one row per judge)."""
+    from heart.analyses import audit_every_judge
+    from heart.frames import Rows
+
+    return Rows(audit_every_judge(study.store, study.config.ratings.level))
+
+
+def verdicts(study: Study) -> VerdictTable:
+    """Every valid verdict, one row each (the columns of ``heart.verdicts.VERDICT_COLUMNS``),
+    counted or not; ``.to_pandas()`` and ``.to_arrow()`` for notebooks."""
+    from heart.verdicts import verdict_rows
+
+    return verdict_rows(study.store)
+
+
+def _evidence_rule(study: Study) -> EvidenceRule:
+    """The study's thresholds below which a system's standing is preliminary."""
+    from heart.analyses import EvidenceRule
+
+    given = study.config.ratings.preliminary
+    return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
+
+
+def boards(study: Study) -> Boards:
+    """Every board the verdicts support, the main one first (as the report shows them):
+    per judge source and subset; ``.to_pandas()`` stacks their rows."""
+    from heart.analyses import build_boards, load_comparisons
+
+    ratings = study.config.ratings
+    return build_boards(
+        load_comparisons(study.store, source="all"),
+        rounds=ratings.bootstrap_rounds,
+        seed=study.config.seed,
+        level=ratings.level,
+        rule=_evidence_rule(study),
+    )
+
+
+JUDGE_SOURCES = ("llm", "human", "all")
+
+
+def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: str = "all") -> Board:
+    """One board: the verdicts of ``judges`` (``llm`` judges, ``human`` raters, ``all``, or a
+    list of judge and rater names) on ``subset`` items (``all``, ``regular``,
+    ``adversarial``), fitted as the report fits its boards. ``.to_pandas()`` gives one row per
+    system; ``.leaderboard`` the standings, head-to-head shares, differences and ablations.
+
+    A HeartError names what the study has when no board can be fitted (no verdicts, or fewer
+    than two systems compared)."""
+    from heart.analyses import build_board, load_comparisons
+
+    comparisons = load_comparisons(study.store, source="all")
+    if isinstance(judges, str):
+        if judges not in JUDGE_SOURCES:
+            raise HeartError(
+                f"judges must be llm, human, all or a list of judge names; got {judges!r}"
+            )
+        chosen = comparisons.by_source(judges)  # type: ignore[arg-type]
+        source: Source = judges  # type: ignore[assignment]
+    else:
+        names = set(judges)
+        unknown = sorted(names - set(comparisons.judges))
+        if unknown:
+            have = ", ".join(comparisons.judges) or "none"
+            raise HeartError(
+                f"no counted verdicts by {', '.join(unknown)}; the judges with some are: {have}"
+            )
+        import numpy as np
+
+        picked = np.asarray([j in names for j in comparisons.judges] + [False], dtype=bool)
+        chosen = comparisons.select(picked[comparisons.judge])
+        sources = set(chosen.judge_sources)
+        source = sources.pop() if len(sources) == 1 else "all"  # type: ignore[assignment]
+    if subset not in ("all", *sorted(set(comparisons.item_subsets))):
+        have = ", ".join(["all", *sorted(set(comparisons.item_subsets))])
+        raise HeartError(f"no verdicts on {subset!r} items; the subsets judged are: {have}")
+    rows = chosen.by_subset(subset)
+    if len(rows.systems) < 2:
+        raise HeartError(
+            f"no board for judges {judges!r} on {subset} items: it needs verdicts comparing two "
+            f"systems, and has {len(rows)} verdicts; run `heart judge` or import judgments"
+        )
+    ratings = study.config.ratings
+    return build_board(
+        rows, source, subset, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
+        level=ratings.level, rule=_evidence_rule(study),
+    )  # fmt: skip
+
+
+def agreement(study: Study) -> AgreementReport:
+    """Human–LLM and inter-human agreement, agreement between judges, reliability (κ, α) and
+    ranking stability, as the report states them (``.to_pandas()``: one row per share)."""
+    from heart.analyses import analyse_agreement, load_comparisons
+
+    ratings = study.config.ratings
+    return analyse_agreement(
+        load_comparisons(study.store, source="all"),
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
+
+
+def latency(study: Study) -> LatencyReport:
+    """Every system's time to first token, set against the main board's Elo
+    (``.to_pandas()``: one row per system)."""
+    from heart.analyses import latency_report, system_latencies
+
+    found = boards(study)
+    ratings = study.config.ratings
+    return latency_report(
+        system_latencies(study.store), found[0] if found else None,
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
+
+
+def facts(study: Study, index: Path | None = None) -> StudyFacts:
+    """Everything the report states (counts, every board, agreement, the judge audit,
+    strategies, rationales, factors, latency, provenance), read without writing anything."""
+    from heart.report import gather_facts
+
+    return gather_facts(study, capability_index(study, index))
 
 
 def report(study: Study, index: Path | None = None) -> ReportSummary:
@@ -367,8 +499,6 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
     own, without a ``store`` setting (its data stays in the folder) and without its models'
     endpoints and key variables (see `bundle_study_file`), and every row goes into the folder's
     own store. A bundle's settings never choose where its rows are stored or where keys go."""
-    from heart.errors import HeartError
-
     if path.is_dir():
         if (root / STUDY_FILE).exists():
             with staged_study(root) as study:
@@ -387,13 +517,16 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
 
 
 __all__ = [
+    "JUDGE_SOURCES",
     "DryRun",
     "ItemsSummary",
     "ReportSummary",
     "RunStage",
     "StagePlan",
     "StudyRun",
+    "agreement",
     "audit",
+    "boards",
     "build_adversarial",
     "build_items",
     "capability_index",
@@ -401,10 +534,14 @@ __all__ = [
     "code_rationales",
     "dry_run",
     "export",
+    "facts",
     "generate",
     "import_into",
     "judge",
+    "latency",
+    "leaderboard",
     "open_study",
     "report",
     "run",
+    "verdicts",
 ]

@@ -90,12 +90,17 @@ def sync_roster(study: Study) -> None:
             session.merge(model(**values))
 
 
-def open_study(root: str | Path) -> Study:
-    """Load ``root/study.yaml``, open (and migrate) its store, and sync the roster."""
+def open_study(root: str | Path, *, read_only: bool = False) -> Study:
+    """Load ``root/study.yaml``, open (and migrate) its store, and sync the roster.
+
+    ``read_only`` opens the store for reading only, as it is: nothing is migrated, synced or
+    written, so a study on a read-only file (or one another process is running) can be read."""
     root = Path(root)
     config = load_study(root)
-    study = Study(root=root, config=config, store=open_store(store_url(config, root)))
-    sync_roster(study)
+    store = open_store(store_url(config, root), read_only=read_only)
+    study = Study(root=root, config=config, store=store)
+    if not read_only:
+        sync_roster(study)
     return study
 
 

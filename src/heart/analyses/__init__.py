@@ -20,10 +20,12 @@ from heart.analyses._boards import (
     SOURCE_TITLES,
     Board,
     BoardAudit,
+    Boards,
     best_human_comparisons,
     board_audit,
     board_key,
     board_title,
+    build_board,
     build_boards,
 )
 from heart.analyses._capability import (
@@ -126,6 +128,7 @@ __all__ = [
     "AxisSummary",
     "Board",
     "BoardAudit",
+    "Boards",
     "CapabilityPoint",
     "CapabilityReport",
     "ClassifierF1",
@@ -170,6 +173,7 @@ __all__ = [
     "board_audit",
     "board_key",
     "board_title",
+    "build_board",
     "build_boards",
     "build_leaderboard",
     "capability_report",

@@ -14,6 +14,7 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,7 @@ from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._majority import judge_votes
+from heart.frames import frame, records_frame, share_cells
 from heart.stats import (
     Share,
     bootstrap_share_by_conversation,
@@ -86,6 +88,34 @@ class AgreementReport:
             self.human_llm or self.inter_human or self.judge_pairs or self.reliability
             or self.stability
         )  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        """Every agreement share, one row each: ``measure`` (human_llm, inter_human,
+        ambiguous, clear, judge_vs_humans, judge_pair, judge_triple), the ``judges`` it is
+        about (joined with "; "), and hits, n, value, low, high. Reliability and stability are
+        ``reliability_frame`` and ``stability_frame``."""
+        shares: list[tuple[str, tuple[str, ...], Share | None]] = [
+            ("human_llm", (), self.human_llm),
+            ("inter_human", (), self.inter_human),
+            ("ambiguous", (), self.ambiguous),
+            ("clear", (), self.clear),
+            *(("judge_vs_humans", (j,), s) for j, s in self.judge_vs_humans.items()),
+            *(("judge_pair", (x, y), s) for x, y, s in self.judge_pairs),
+            *(("judge_triple", t, s) for t, s in self.judge_triples),
+        ]
+        return frame(
+            ({"measure": m, "judges": "; ".join(j), **share_cells(s, "")}
+             for m, j, s in shares if s is not None),
+            ["measure", "judges", "hits", "n", "value", "low", "high"],
+        )  # fmt: skip
+
+    def reliability_frame(self) -> Any:
+        """One row per group of raters: Fleiss' κ, Krippendorff's α, κ per axis."""
+        return records_frame(self.reliability)
+
+    def stability_frame(self) -> Any:
+        """One row per group: Kendall τ of rankings from random halves of its judges."""
+        return records_frame(self.stability)
 
 
 class _Votes:

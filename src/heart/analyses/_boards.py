@@ -4,6 +4,7 @@ all), each with the pooled human system and, beside it, the selection-biased "Be
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,6 +12,7 @@ import numpy.typing as npt
 from heart.analyses._audit import JudgeAudit
 from heart.analyses._comparisons import Comparisons, Source
 from heart.analyses._leaderboard import EvidenceRule, Leaderboard, Standing, build_leaderboard
+from heart.frames import flat, frame
 from heart.types import SystemKind
 
 Floats = npt.NDArray[np.float64]
@@ -56,6 +58,29 @@ class Board:
     def title(self) -> str:
         """For readers only ("LLM judges, all items"); scripts use ``key``."""
         return board_title(self.key)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per system (see ``Leaderboard.to_pandas``) with the board's ``key``, and
+        the Best human last, marked ``best_human`` (selection-biased: not ranked with the
+        others)."""
+        rows = [{"board": self.key, **flat(s), "best_human": False}
+                for s in self.leaderboard.standings]  # fmt: skip
+        if self.best_human is not None:
+            rows.append({"board": self.key, **flat(self.best_human), "best_human": True})
+        return rows
+
+    def to_pandas(self) -> Any:
+        """The board's ``rows`` as a data frame."""
+        return frame(self.rows())
+
+
+class Boards(list[Board]):
+    """A study's boards, the main one first."""
+
+    def to_pandas(self) -> Any:
+        """Every board's rows (``Board.to_pandas``) one under the other, told apart by
+        ``board``."""
+        return frame(row for board in self for row in board.rows())
 
 
 @dataclass(frozen=True)
@@ -150,15 +175,19 @@ def best_human_comparisons(comparisons: Comparisons) -> Comparisons | None:
     return relabelled.select(keep)
 
 
-def _board(
+def build_board(
     comparisons: Comparisons,
     source: Source,
     subset: str,
-    rounds: int,
-    seed: int,
-    level: float,
-    rule: EvidenceRule,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    rule: EvidenceRule | None = None,
 ) -> Board:
+    """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
+    with the selection-biased Best human beside it when a human system took part."""
+    rule = rule or EvidenceRule()
     board = build_leaderboard(comparisons, rounds=rounds, seed=seed, level=level, rule=rule)
     best = best_human_comparisons(comparisons)
     best_standing = None
@@ -175,7 +204,7 @@ def build_boards(
     seed: int = 0,
     level: float = 0.95,
     rule: EvidenceRule | None = None,
-) -> list[Board]:
+) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one; ``rule``: when a standing is preliminary
@@ -186,11 +215,15 @@ def build_boards(
     if len(sources) == 2:
         sources.append("all")
     subsets = sorted(set(comparisons.item_subsets))
-    boards = []
+    boards = Boards()
     for source in sources:
         mine = comparisons.by_source(source)
         for subset in ["all", *subsets] if len(subsets) > 1 else ["all"]:
             rows = mine.by_subset(subset)
             if len(rows) and len(rows.systems) >= 2:
-                boards.append(_board(rows, source, subset, rounds, seed, level, rule))
+                boards.append(
+                    build_board(
+                        rows, source, subset, rounds=rounds, seed=seed, level=level, rule=rule
+                    )
+                )
     return boards

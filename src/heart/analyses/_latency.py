@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
 
 from heart.analyses._boards import Board
+from heart.frames import flat, frame
 from heart.stats import Correlation, median_and_quartiles, spearman_correlation
 from heart.store import CompletionRow, Store, SystemRow
 from heart.types import Status, SystemKind
@@ -78,6 +80,16 @@ class LatencyReport:
     spearman: Correlation | None
     models_ranked: int = 0  # systems of kind model on the board, timed or not
     realtime_ms: float = REALTIME_MS
+
+    def to_pandas(self) -> Any:
+        """One row per system: its timings (:class:`SystemLatency`) and, for the systems of
+        the board, its ``elo``, ``low`` and ``high`` there (empty for the others)."""
+        on_board = {p.system: p for p in self.points}
+        return frame(
+            {**flat(s), **{k: getattr(on_board.get(s.system), k, None)
+                           for k in ("elo", "low", "high")}}
+            for s in self.systems
+        )  # fmt: skip
 
     @property
     def timed(self) -> list[SystemLatency]:

@@ -6,12 +6,14 @@ where the conversations are too few to estimate one honestly."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
+from heart.frames import records_frame
 from heart.stats import (
     EloDifference,
     bootstrap_by_conversation,
@@ -112,6 +114,11 @@ class Leaderboard:
     @property
     def clear_pairs(self) -> list[EloDifference]:
         return [d for d in self.differences if d.clear]
+
+    def to_pandas(self) -> Any:
+        """One row per system in board order: every field of its :class:`Standing`, the axes
+        spread into ``axis_win_rates_H``, ``axis_elo_H``..., an empty cell for no data."""
+        return records_frame(self.standings)
 
 
 def _shares(comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int) -> Floats:
