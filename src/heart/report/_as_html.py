@@ -31,11 +31,12 @@ h2{border-top:2px solid #eee;padding-top:1rem;margin-top:2rem}
 #first h2{border-top:0;padding-top:0;margin-top:1rem}
 .empty{border-top:1px solid #eee;margin:1rem 0 0;padding-top:.5rem}
 .empty h2{display:inline;border:0;padding:0;margin:0;font-size:1rem}
-.empty p{display:inline;color:#555;margin:0 0 0 .4rem}
+.empty span{color:#555;margin-left:.4rem}
 #contents ol{columns:15rem;margin:.4rem 0}#contents li{break-inside:avoid}
 .quiet{color:#777}
-@media (max-width:40rem){body{margin:.8rem auto;padding:0 .7rem}
-th,td{padding:.2rem .4rem;font-size:.85rem}h1{font-size:1.3rem}}
+@media (max-width:40rem){body{margin:.6rem auto;padding:0 .7rem;font-size:.94rem}
+th,td{padding:.2rem .4rem;font-size:.85rem}h1{font-size:1.25rem}h2{font-size:1.2rem}
+#first ul{padding-left:1.1rem}}
 """
 
 
@@ -117,7 +118,7 @@ def html_section(section: Section) -> str:
     e = html.escape
     heading = f"<h2 id='{e(section.key)}'>{e(section.title)}</h2>"
     if section.empty:
-        return f"<section class='empty'>{heading} <p>{e(section.empty)}</p></section>"
+        return f"<section class='empty'>{heading} <span>{e(section.empty)}</span></section>"
     return f"<section>{heading}{html_blocks(section.blocks)}</section>"
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from heart.report._boards import board_table
-from heart.report._conclusions import report_conclusions
+from heart.report._conclusions import board_conclusions, board_summary
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Bullets, Section
 from heart.report._table import Table, pick_columns
 
 ABOUT = (
-    "HEART ranks systems (models, people, the ESConv original and controls) by how well they "
-    "give emotional support in text: a judge reads a conversation and two anonymous replies to "
-    "its last turn, and picks the better one; the board turns those verdicts into Elo."
+    "HEART ranks systems by how well they give emotional support: a judge reads a conversation "
+    "and two anonymous replies to it and picks the better one; Elo comes from those verdicts."
 )
 
 
@@ -73,17 +72,17 @@ def main_board(facts: StudyFacts) -> Table | None:
 
 
 def first_screen(facts: StudyFacts) -> Section:
-    """What can be concluded, then the main board at a glance."""
-    blocks: list[Block] = []
-    conclusions = report_conclusions(facts.boards, facts.audit)
-    if conclusions:
-        blocks.append(Bullets(conclusions, code=False))
+    """What the main board lets one conclude, the main board at a glance, then a line on each
+    other board."""
     board = main_board(facts)
-    if board is None:
+    if facts.main is None or board is None:
         return Section(
             "conclusions",
             "What can be concluded",
             empty="Nothing yet: no valid judgments, so no board. Run `heart run` to fill it.",
         )
-    blocks.append(board)
+    blocks: list[Block] = [Bullets(board_conclusions(facts.main, facts.audit), code=False), board]
+    others = [board_summary(b, facts.audit) for b in facts.boards[1:]]
+    if others:
+        blocks.append(Bullets(others, code=False))
     return Section("conclusions", "What can be concluded", blocks)
