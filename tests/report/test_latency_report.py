@@ -15,7 +15,7 @@ from heart import pipeline
 from heart.config import parse_study
 from heart.errors import IndexFileError
 from heart.items import count_items
-from heart.report._latency_tables import NO_INDEX, NO_TIMINGS
+from heart.report._latency import NO_INDEX, NO_TIMINGS
 from heart.store import Store, open_store
 from heart.study import Study, create_study, open_study
 

@@ -234,3 +234,73 @@ def test_the_study_section_says_how_many_judgments_were_left_out_and_why(tmp_pat
     assert facts.left_out == {"by a rater on a pair holding their own reply": 2}
     line = "- judgments left out of the analyses: 2 by a rater on a pair holding their own reply"
     assert line in render_markdown(facts).splitlines()
+
+
+SCREENS = {"desktop": (1280, 900), "phone": (390, 844)}
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen: str) -> None:
+    """First screen: what the study is, what can be concluded and the main board; then the
+    contents, the boards, the judge audit right under them, and empty sections as one line.
+    Nothing makes the page scroll sideways: wide tables scroll inside their own box."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    width, height = SCREENS[screen]
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto((study / "report" / "index.html").as_uri())
+        page.screenshot(path=str(OUTPUT / f"report-first-screen-{width}.png"))
+        page.screenshot(path=str(OUTPUT / f"report-{width}.png"), full_page=True)
+
+        def box(selector: str) -> dict[str, float]:
+            found = page.locator(selector).first.bounding_box()
+            assert found is not None, selector
+            return dict(found)
+
+        # the first screen
+        for selector in ("h1", "#about", "#warning", "#conclusions", "#main-board"):
+            assert box(selector)["y"] < height, (screen, selector)
+        first_row = box("#main-board tbody tr")
+        assert first_row["y"] + first_row["height"] <= height, screen
+        assert page.locator("#main-board tbody tr").first.locator("td").nth(1).inner_text() == "m1"
+        # then the contents, listing every section in the order they come
+        sections = page.eval_on_selector_all("section h2[id]", "els => els.map(e => e.id)")
+        assert sections[0] == "conclusions"
+        links = page.eval_on_selector_all("#contents a", "els => els.map(e => e.hash.slice(1))")
+        assert links == sections[1:]
+        assert box("#contents")["y"] > box("#main-board")["y"]
+        # the boards, and the judge audit directly under them
+        assert sections[1:5] == ["llm-all", "human-all", "all-all", "audit"]
+        # a section without data is one line saying what would fill it
+        empty = page.locator("section.empty")
+        assert empty.count() >= 2
+        for n in range(empty.count()):
+            text = empty.nth(n).inner_text()
+            assert "\n" not in text.strip() and ("run" in text or "set" in text), text
+            if screen == "desktop":
+                assert empty.nth(n).bounding_box()["height"] < 40, text  # type: ignore[index]
+        strategies = page.locator("section.empty:has(h2#strategies)").inner_text()
+        assert strategies.startswith("Strategies No strategy classifications yet")
+        # nothing scrolls the page sideways; wide tables scroll inside their own box
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        boxes = page.eval_on_selector_all(
+            "table",
+            "els => els.map(t => { const b = t.parentElement; return [b.className, "
+            "b.getBoundingClientRect().right, b.scrollWidth > b.clientWidth, "
+            "getComputedStyle(b).overflowX]; })",
+        )
+        assert boxes and all(
+            kind == "scroll" and overflow == "auto" for kind, _, _, overflow in boxes
+        )
+        assert all(right <= width for _, right, _, _ in boxes)
+        scrolling = sum(wide for _, _, wide, _ in boxes)
+        assert scrolling > 0 if screen == "phone" else scrolling < len(boxes)
+        rights = page.eval_on_selector_all(
+            "figure img, pre, p, ul", "els => els.map(e => e.getBoundingClientRect().right)"
+        )
+        assert max(rights) <= width
+        browser.close()

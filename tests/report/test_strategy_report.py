@@ -144,7 +144,7 @@ def test_a_study_without_classifications_gets_one_line_on_how_to_make_them(
     facts = _facts(store, tmp_path)
     assert facts.strategies is None
     markdown = render_markdown(facts)
-    section = markdown.split("## Strategies", 1)[1].split("## Judge audit", 1)[0]
+    section = markdown.split("## Strategies", 1)[1].split("\n## ", 1)[0]
     assert section.strip() == (
         "No strategy classifications yet: run `heart strategies`, or set strategies.classifier "
         "for `heart run`."

@@ -1,18 +1,20 @@
-"""The report: every board, agreement, the judge audit and study provenance, as one
-self-contained HTML file, Markdown and CSV tables, and terminal tables."""
+"""The report: every board, the judge audit, agreement, the analyses and study provenance, as
+one self-contained HTML file, Markdown and CSV tables, and terminal tables.
 
-from heart.report._csv import csv_files
+One module per section (``_boards``, ``_audit``, ``_agreement``, ``_adversarial``,
+``_rationales``, ``_strategies``, ``_factors``, ``_latency``, ``_study``) owns its tables,
+figures and CSV files, over a small core (``_table``, ``_section``, ``_csv``, ``_figures``,
+``_markdown``, ``_folder``); ``_document`` puts the sections in reading order, and
+``_as_markdown``, ``_as_html``, ``_terminal`` and ``_write`` render them."""
+
+from heart.report._adversarial import rater_verdict
+from heart.report._as_html import render_html
+from heart.report._as_markdown import render_markdown
+from heart.report._document import csv_files
 from heart.report._facts import StudyFacts, gather_facts
-from heart.report._render import (
-    board_warning,
-    render_html,
-    render_markdown,
-    terminal_audit,
-    terminal_conclusions,
-    terminal_table,
-    write_report,
-)
-from heart.report._tables import rater_verdict
+from heart.report._overview import board_warning
+from heart.report._terminal import terminal_audit, terminal_conclusions, terminal_table
+from heart.report._write import write_report
 
 __all__ = [
     "StudyFacts",

@@ -75,11 +75,3 @@ def board_conclusions(board: Board, audits: list[JudgeAudit]) -> list[str]:
     if preliminary:
         lines.append(f"Preliminary, too little evidence to act on: {_names(preliminary)}.")
     return lines
-
-
-def report_conclusions(boards: list[Board], audits: list[JudgeAudit]) -> list[str]:
-    """The report's first screen: the main board in full, a line for each other board."""
-    if not boards:
-        return []
-    main, *others = boards
-    return [*board_conclusions(main, audits), *(board_summary(b, audits) for b in others)]

@@ -1,10 +1,13 @@
-"""The report's Strategies section as readable tables: usage by family and by system, diversity,
-humans against each model family, and the classifier against its two references."""
+"""The report's Strategies section: usage by family and by system with its heatmap, diversity,
+humans against each model family, and the classifier against its two references; its tables,
+figure and CSV files."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+
+import numpy as np
+from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import (
     ALL_ITEMS,
@@ -16,26 +19,16 @@ from heart.analyses import (
     StrategyUse,
     esconv_labels,
 )
-from heart.report._figures import usage_colour
-from heart.report._tables import MAX_DIFFERENCE_ROWS, Table, pct
+from heart.report._csv import Cell, csv_text
+from heart.report._facts import StudyFacts
+from heart.report._figures import USAGE, png_bytes, usage_colour
+from heart.report._section import Block, Figure, Flag, Section
+from heart.report._table import MAX_DIFFERENCE_ROWS, Table, num, pct
 
 NO_CLASSIFICATION = (
     "No strategy classifications yet: run `heart strategies`, or set strategies.classifier for "
     "`heart run`."
 )
-
-
-@dataclass
-class StrategySection:
-    """What the section shows: warnings to read first, lines that introduce it, its tables."""
-
-    warnings: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-
-
-def _num(x: float, digits: int) -> str:
-    return "–" if math.isnan(x) else f"{x:.{digits}f}"
 
 
 def _f1(value: float, low: float, high: float) -> str:
@@ -88,8 +81,8 @@ def _diversity_table(title: str, key: str, uses: list[StrategyUse]) -> Table:
         [
             *([u.subset] if subsets else []), u.group, u.kind, str(u.diversity.replies),
             f"{u.diversity.coverage} of {u.diversity.strategies}",
-            _num(u.diversity.mean_unique, 2), _num(u.diversity.entropy_bits, 2),
-            _num(u.diversity.sd_points, 1), _num(u.diversity.range_points, 1),
+            num(u.diversity.mean_unique, 2), num(u.diversity.entropy_bits, 2),
+            num(u.diversity.sd_points, 1), num(u.diversity.range_points, 1),
         ]
         for u in uses
     ]  # fmt: skip
@@ -109,7 +102,7 @@ def _gap_table(report: StrategyReport) -> Table:
             g.family, g.strategy, pct(g.difference.rate_a), pct(g.difference.rate_b),
             _points(g.difference.difference),
             f"{_points(g.difference.low)} to {_points(g.difference.high)}",
-            _num(g.difference.p_value, 3), _num(g.difference.p_adjusted, 3),
+            num(g.difference.p_value, 3), num(g.difference.p_adjusted, 3),
             "yes" if g.difference.significant else "no",
         ]
         for g in shown
@@ -211,35 +204,49 @@ def _unscored_table(report: StrategyReport) -> Table | None:
     )  # fmt: skip
 
 
-def strategy_section(report: StrategyReport | None) -> StrategySection:
-    """The section's warnings, introduction and tables (only a note when nothing is classified)."""
-    section = StrategySection()
+def strategy_section(facts: StudyFacts) -> Section:
+    """The section's warnings, introduction, tables and heatmap (only a line when nothing is
+    classified)."""
+    section = Section("strategies", "Strategies")
+    report = facts.strategies
     if report is None:
-        section.lines.append(NO_CLASSIFICATION)
+        section.empty = NO_CLASSIFICATION
         return section
+    blocks: list[Block] = []
     if report.flagged:
-        section.warnings.append(
-            f"Warning: the strategy classifier {report.classifier} is unreliable ("
-            + "; ".join(report.problems)
-            + "), so the figures below may not say which strategies the replies use."
+        blocks.append(
+            Flag(
+                f"Warning: the strategy classifier {report.classifier} is unreliable ("
+                + "; ".join(report.problems)
+                + "), so the figures below may not say which strategies the replies use.",
+                "strategy-warning",
+            )
         )
-    section.lines.append(
+    blocks.append(
         f"{report.classified} replies classified by {report.classifier}; a strategy it marks "
         f"present counts as used. The classifier is flagged unreliable when its macro F1 "
         f"against human consensus or ESConv's annotations is below {MIN_MACRO_F1:g} on "
         f"{MIN_REPLIES} replies or more."
     )
-    section.lines += [f"Caution: {c}." for c in report.cautions]
+    blocks += [f"Caution: {c}." for c in report.cautions]
     if report.check("human consensus") is None:
-        section.lines.append(
+        blocks.append(
             "No reply carries both a human consensus and the classifier's answer: label replies "
             "in the web app (people.label_completions) to check the classifier against people."
         )
     by_family = "Share of each family's replies that use each strategy (most used overall first). "
     by_family += "Human replies are pooled; controls repeat one fixed reply: see them per system."
     by_system = "Share of each system's replies that use each strategy."
-    section.tables += [
-        _usage_table("Strategy use by family", "strategy-use", report.families, report, by_family),
+    blocks.append(
+        _usage_table("Strategy use by family", "strategy-use", report.families, report, by_family)
+    )
+    if report.families:
+        blocks.append(
+            Figure(
+                "strategy-heatmap", "strategy use by family", lambda: strategy_heatmap_png(report)
+            )
+        )
+    blocks += [
         _diversity_table("Diversity of strategy use by family", "strategy-diversity",
                          report.families),
         *([_gap_table(report)] if report.gaps else []),
@@ -252,10 +259,150 @@ def strategy_section(report: StrategyReport | None) -> StrategySection:
     ]  # fmt: skip
     if report.subsets:
         title = "by family, regular and adversarial items"
-        section.tables += [
+        blocks += [
             _usage_table(f"Strategy use {title}", "strategy-use-subsets", report.subsets, report,
                          "Share of each family's replies on each subset that use each strategy."),
             _diversity_table(f"Diversity of strategy use {title}", "strategy-diversity-subsets",
                              report.subsets),
         ]  # fmt: skip
+    section.blocks = blocks
     return section
+
+
+# --- CSV ---
+
+
+F1_HEADER = ["classifier", "reference", "uncertain", "strategy", "esconv_labels", "f1", "low",
+             "high", "tp", "fp", "fn", "replies", "flagged", "not_scored"]  # fmt: skip
+
+
+def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
+    """The macro F1 (flagged or not), one row per strategy the check scores, then one per
+    strategy it cannot score, with why (``not_scored``) and no numbers."""
+    r = check.result
+    esconv = check.reference == "ESConv annotations"
+    rows: list[list[Cell]] = [
+        [classifier, check.reference, check.uncertain, "macro", None, r.macro, r.macro_low,
+         r.macro_high, None, None, None, r.replies, check.flagged, None],
+    ]  # fmt: skip
+    for n, name in enumerate(check.strategies):
+        rows.append(
+            [classifier, check.reference, check.uncertain, name,
+             "; ".join(esconv_labels(name)) if esconv else None, float(r.f1[n]),
+             float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
+             r.replies, None, None]
+        )  # fmt: skip
+    rows += [
+        [classifier, check.reference, check.uncertain, name, None, None, None, None, None, None,
+         None, None, None, why]
+        for name, why in check.not_scored.items()
+    ]  # fmt: skip
+    return rows
+
+
+def strategy_files(facts: StudyFacts) -> dict[str, str]:
+    """Usage and diversity per system, family and subset; humans against each model family;
+    the classifier against human consensus and against ESConv's annotations."""
+    report = facts.strategies
+    if report is None:
+        return {}
+    groups = [("system", u) for u in report.systems]
+    groups += [("family", u) for u in [*report.families, *report.subsets]]
+    usage: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, name, int(u.diversity.uses[i]),
+         float(u.diversity.rates[i])]
+        for scope, u in groups
+        for i, name in enumerate(report.taxonomy)
+    ]  # fmt: skip
+    diversity: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, u.diversity.strategies,
+         u.diversity.coverage, u.diversity.mean_unique, u.diversity.entropy_bits,
+         u.diversity.sd_points, u.diversity.range_points]
+        for scope, u in groups
+    ]  # fmt: skip
+    gaps: list[list[Cell]] = [
+        [g.family, g.strategy, g.human_replies, g.family_replies, g.difference.rate_a,
+         g.difference.rate_b, g.difference.difference, g.difference.low, g.difference.high,
+         g.difference.p_value, g.difference.p_adjusted, g.difference.significant]
+        for g in report.gaps
+    ]  # fmt: skip
+    f1 = [
+        row for check in report.checks if check.reference == "human consensus"
+        for row in _f1_rows(report.classifier, check)
+    ]  # fmt: skip
+    audit = [
+        row for check in report.checks if check.reference == "ESConv annotations"
+        for row in _f1_rows(report.classifier, check)
+    ]  # fmt: skip
+    return {
+        "strategy_usage.csv": csv_text(
+            ["scope", "items", "group", "kind", "replies", "strategy", "uses", "rate"], usage
+        ),
+        "strategy_diversity.csv": csv_text(
+            [
+                "scope",
+                "items",
+                "group",
+                "kind",
+                "replies",
+                "strategies",
+                "coverage",
+                "mean_unique",
+                "entropy_bits",
+                "sd_points",
+                "range_points",
+            ],
+            diversity,
+        ),
+        "strategy_differences.csv": csv_text(
+            [
+                "family",
+                "strategy",
+                "human_replies",
+                "family_replies",
+                "human_rate",
+                "family_rate",
+                "difference",
+                "low",
+                "high",
+                "p",
+                "p_bh",
+                "significant",
+            ],
+            gaps,
+        ),
+        "classifier_f1.csv": csv_text(F1_HEADER, f1),
+        "classifier_audit.csv": csv_text(F1_HEADER, audit),
+    }
+
+
+# --- figures ---
+
+
+def strategy_heatmap_png(report: StrategyReport) -> bytes:
+    """Usage of each strategy (rows, most used overall first) by each family (columns), in
+    percent of the family's replies."""
+    families = report.families
+    index = [report.taxonomy.index(name) for name in report.order]
+    rates = np.asarray([[u.diversity.rates[i] for u in families] for i in index])
+    fig = PlotFigure(figsize=(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6))
+    ax = fig.subplots()
+    image = ax.imshow(100 * rates, cmap=USAGE, vmin=0, vmax=100, aspect="auto")
+    for i in range(len(index)):
+        for j in range(len(families)):
+            value = 100 * rates[i, j]
+            text = "–" if math.isnan(value) else f"{value:.0f}"
+            colour = "white" if value >= 55 else "#222222"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+    labels = [f"{u.group}\nn={u.diversity.replies}" for u in families]
+    ax.set_xticks(range(len(families)), labels, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(index)), report.order, fontsize=8)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label("% of the family's replies", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    ax.set_title("Strategy use by family (% of each family's replies)", fontsize=10, pad=30)
+    return png_bytes(fig)

@@ -1,15 +1,18 @@
 """The report's Rationales section: which themes judges and raters bring up, whether humans and
 LLM judges bring up the same ones when they agree, which themes go with the verdict, and how far
-an LLM coder agrees with the rule-based one; as readable tables and as CSV files."""
+an LLM coder agrees with the rule-based one; its tables and CSV files (every code with the
+phrase behind it)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from heart.analyses import MIN_FIT, CoderReport, RationaleReport
 from heart.rationales import Theme
-from heart.report._tables import Table, pct
+from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
+from heart.report._facts import StudyFacts
+from heart.report._section import Section
+from heart.report._table import Table, num, pct
 from heart.stats import Share
 
 SOURCE_NAMES = {"llm": "LLM judges", "human": "human raters"}
@@ -24,21 +27,8 @@ LITERAL_NOTE = (
 )
 
 
-@dataclass
-class RationaleSection:
-    """What the section shows: warnings to read first, lines that introduce it, its tables."""
-
-    warnings: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-
-
 def _text(share: Share | None) -> str:
     return share.text() if share is not None and share.n else "–"
-
-
-def _num(x: float, digits: int) -> str:
-    return "–" if math.isnan(x) else f"{x:.{digits}f}"
 
 
 def _kind(theme: Theme) -> str:
@@ -86,11 +76,11 @@ def _comention_table(report: RationaleReport, coder: CoderReport) -> Table | Non
         return None
     rows = [
         ["all themes (pooled)", _text(c.overall), pct(c.chance_overall),
-         _num(c.kappa_overall, 2), "", ""]
+         num(c.kappa_overall, 2), "", ""]
     ]  # fmt: skip
     for t, theme in enumerate(report.codebook.themes):
         rows.append(
-            [theme.name, _text(c.themes[t]), pct(float(c.chance[t])), _num(float(c.kappa[t]), 2),
+            [theme.name, _text(c.themes[t]), pct(float(c.chance[t])), num(float(c.kappa[t]), 2),
              pct(float(c.rate_first[t])), pct(float(c.rate_second[t]))]
         )  # fmt: skip
     lv = f"{100 * report.level:.0f}%"
@@ -123,7 +113,7 @@ def _verdicts_table(report: RationaleReport, coder: CoderReport) -> Table | None
     rows = [
         [SOURCE_NAMES.get(link.source, link.source), names[link.theme].name,
          names[link.theme].polarity, str(link.n), pct(link.won / link.n) if link.n else "–",
-         _odds(link.odds, link.low, link.high), _num(link.p_adjusted, 3), link.note]
+         _odds(link.odds, link.low, link.high), num(link.p_adjusted, 3), link.note]
         for link in coder.links
         if link.n
     ]  # fmt: skip
@@ -152,9 +142,9 @@ def _coders_table(report: RationaleReport) -> Table | None:
     a = report.agreement
     if a is None:
         return None
-    rows = [["all themes (pooled)", _text(a.overall), _num(a.kappa_overall, 2)]]
+    rows = [["all themes (pooled)", _text(a.overall), num(a.kappa_overall, 2)]]
     rows += [
-        [theme.name, _text(a.themes[t]), _num(a.kappa[t], 2)]
+        [theme.name, _text(a.themes[t]), num(a.kappa[t], 2)]
         for t, theme in enumerate(report.codebook.themes)
     ]
     return Table(
@@ -168,49 +158,51 @@ def _coders_table(report: RationaleReport) -> Table | None:
     )
 
 
-def rationale_section(report: RationaleReport | None) -> RationaleSection:
-    """The section's warnings, introduction and tables."""
-    section = RationaleSection()
+def rationale_section(facts: StudyFacts) -> Section:
+    """The section's introduction and tables, or how to code rationales."""
+    section = Section("rationales", "Rationales")
+    report = facts.rationales
     if report is None or report.primary is None:
-        section.lines.append(NO_CODES)
+        section.empty = NO_CODES
         return section
     coder = report.primary
-    section.lines.append(_coverage(report, coder))
-    section.lines.append(LITERAL_NOTE)
+    lines: list[str] = []
+    lines.append(_coverage(report, coder))
+    lines.append(LITERAL_NOTE)
     if report.llm_coder is not None:
         a = report.agreement
         if a is None:
-            section.lines.append(
+            lines.append(
                 f"The LLM coder {report.llm_coder} has coded no rationale the rule-based coder "
                 "coded: run `heart rationales`."
             )
         else:
-            section.lines.append(
+            lines.append(
                 f"The LLM coder {a.coder} agrees with the rule-based coder on {_text(a.overall)} "
                 f"theme decisions over {a.rationales} rationales (Cohen's κ "
-                f"{_num(a.kappa_overall, 2)}); see the table per theme below."
+                f"{num(a.kappa_overall, 2)}); see the table per theme below."
             )
     for other in report.coders[1:]:
         if other.comention is not None:
             c = other.comention
-            section.lines.append(
+            lines.append(
                 f"With the codes of {other.coder}: both mention or both omit a theme on "
                 f"{_text(c.overall)} pair-themes of agreed pairs (by chance "
-                f"{pct(c.chance_overall)}; κ {_num(c.kappa_overall, 2)})."
+                f"{pct(c.chance_overall)}; κ {num(c.kappa_overall, 2)})."
             )
     if not coder.coded.get("human"):
-        section.lines.append(
+        lines.append(
             "No human rationales are coded: the co-mention of themes by humans and LLM judges "
             "needs pairs judged by both, with rationales (collect them in the web app, or import "
             "judgments with a rationale column). Below: the themes of the LLM judges' rationales."
         )
     elif coder.comention is None:
-        section.lines.append(
+        lines.append(
             "No pair has a human majority and an LLM-ensemble majority that agree and coded "
             "rationales from both, so co-mention cannot be measured yet."
         )
-    section.tables.append(_themes_table(report, coder))
-    section.tables += [
+    tables = [_themes_table(report, coder)]
+    tables += [
         t
         for t in (
             _comention_table(report, coder),
@@ -219,4 +211,85 @@ def rationale_section(report: RationaleReport | None) -> RationaleSection:
         )
         if t is not None
     ]
+    section.blocks = [*lines, *tables]
     return section
+
+
+# --- CSV ---
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _words(text: str) -> str:
+    """Words quoted from a rationale (people wrote them): one that would start a spreadsheet
+    formula gets a leading apostrophe."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+THEMES_HEADER = ["coder", "judges", "theme", "axis", "skill", "polarity", *SHARE_COLUMNS]
+COMENTION_HEADER = [
+    "coder", "theme", "agreed_pairs", *SHARE_COLUMNS, "chance", "kappa", "human_rate", "llm_rate",
+]  # fmt: skip
+VERDICTS_HEADER = [
+    "coder", "judges", "theme", "judgments", "its_reply_won", "odds", "low", "high", "p", "p_bh",
+    "log_odds_per_10_words_longer", "log_odds_shown_first", "log_odds_per_10_rationale_words",
+    "note",
+]  # fmt: skip
+CODES_HEADER = ["coder", "judgment", "judge", "judges", "theme", "side", "negated", "evidence",
+                "cue"]  # fmt: skip
+CODERS_HEADER = ["coder", "reference", "theme", *SHARE_COLUMNS, "kappa"]
+
+
+def rationale_files(facts: StudyFacts) -> dict[str, str]:
+    """rationale-themes, -comention, -verdicts, -coders and -codes, when anything is coded."""
+    report = facts.rationales
+    if report is None or not report.coders:
+        return {}
+    themes = report.codebook.themes
+    mentions: list[list[Cell]] = [
+        [c.coder, source, t.id, t.axis.value, t.skill, t.polarity, *share_cells(shares[n])]
+        for c in report.coders
+        for source, shares in c.rates.items()
+        for n, t in enumerate(themes)
+    ]
+    comention: list[list[Cell]] = []
+    for c in report.coders:
+        m = c.comention
+        if m is None:
+            continue
+        comention.append(
+            [c.coder, "all", c.agreed_pairs, *share_cells(m.overall), m.chance_overall,
+             m.kappa_overall, None, None]
+        )  # fmt: skip
+        comention += [
+            [c.coder, t.id, c.agreed_pairs, *share_cells(m.themes[n]), float(m.chance[n]),
+             float(m.kappa[n]), float(m.rate_first[n]), float(m.rate_second[n])]
+            for n, t in enumerate(themes)
+        ]  # fmt: skip
+    verdicts: list[list[Cell]] = [
+        [c.coder, v.source, v.theme, v.n, v.won, v.odds, v.low, v.high, v.p_value, v.p_adjusted,
+         v.length, v.shown_first, v.rationale_words, v.note]
+        for c in report.coders
+        for v in c.links
+    ]  # fmt: skip
+    codes: list[list[Cell]] = [
+        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, _words(r.evidence),
+         _words(r.cue)]
+        for r in report.codes
+    ]  # fmt: skip
+    files = {
+        "rationale-themes.csv": csv_text(THEMES_HEADER, mentions),
+        "rationale-comention.csv": csv_text(COMENTION_HEADER, comention),
+        "rationale-verdicts.csv": csv_text(VERDICTS_HEADER, verdicts),
+        "rationale-codes.csv": csv_text(CODES_HEADER, codes),
+    }
+    a = report.agreement
+    if a is not None:
+        rows: list[list[Cell]] = [[a.coder, a.reference, "all", *share_cells(a.overall),
+                                   a.kappa_overall]]  # fmt: skip
+        rows += [
+            [a.coder, a.reference, t.id, *share_cells(a.themes[n]), a.kappa[n]]
+            for n, t in enumerate(themes)
+        ]
+        files["rationale-coders.csv"] = csv_text(CODERS_HEADER, rows)
+    return files

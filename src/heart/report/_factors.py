@@ -1,14 +1,21 @@
-"""The report's Factor structure section as readable tables and lines: the axis scores, their
-correlations, parallel analysis, the loadings, α and the relation to the overall win rate."""
+"""The report's Factor structure section: the axis scores, their correlations, parallel analysis
+with its scree plot, the loadings, α and the relation to the overall win rate; its tables,
+figure and CSV files."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import MIN_FACTOR_COMPLETIONS, FactorStructure, IntervalEstimate
-from heart.report._figures import scree_png
-from heart.report._tables import AXES, Table, pct
+from heart.report._csv import Cell, csv_text
+from heart.report._facts import StudyFacts
+from heart.report._figures import png_bytes
+from heart.report._section import Block, Figure, Flag, Section
+from heart.report._table import AXES, Table, num, pct
 
 SCORING = (
     "Per completion, each axis is scored by the mean signed strength of the LLM judges' verdicts "
@@ -18,17 +25,8 @@ SCORING = (
 )
 
 
-@dataclass
-class FactorSection:
-    """What the section shows: warnings to read first, lines that introduce it, its tables."""
-
-    warnings: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-
-
-def _num(x: float, digits: int = 2) -> str:
-    return "–" if math.isnan(x) else f"{x:.{digits}f}"
+def _num(x: float) -> str:
+    return num(x, 2)
 
 
 def _estimate(e: IntervalEstimate | None) -> str:
@@ -139,7 +137,7 @@ def axis_table(report: FactorStructure) -> Table:
     header = ["axis", "verdicts per completion", "SD of the raw score", "r with win rate",
               "α without it"]  # fmt: skip
     rows = [
-        [a.axis, _num(a.verdicts_per_completion, 1), _num(a.sd), _estimate(a.win),
+        [a.axis, num(a.verdicts_per_completion, 1), _num(a.sd), _estimate(a.win),
          _num(a.alpha_if_dropped)]
         for a in report.axes
     ]  # fmt: skip
@@ -251,28 +249,38 @@ def system_table(report: FactorStructure) -> Table:
     )  # fmt: skip
 
 
-def factor_section(report: FactorStructure | None, flagged: list[str]) -> FactorSection:
-    """The section: warnings (a judge the audit flags, too little data), lines, tables."""
+def factor_section(facts: StudyFacts) -> Section:
+    """The section: warnings (a judge the audit flags, too little data), lines, tables and the
+    scree plot; one line when no LLM verdict judged the axes on enough completions."""
+    report = facts.factors
     warnings, lines = factor_lines(report)
-    section = FactorSection(warnings=warnings, lines=lines)
+    section = Section("factors", "Factor structure")
     if report is None or not report.axes:
+        if warnings:
+            section.blocks = [*(Flag(w, "factor-warning") for w in warnings), *lines]
+        else:
+            section.empty = " ".join(lines)
         return section
+    flagged = [a.judge for a in facts.audit if a.flagged]
     suspect = [j for j in report.judges if j in flagged]
     if suspect:
-        section.warnings.insert(
+        warnings.insert(
             0,
             f"The judge audit flags {', '.join(suspect)} as unreliable: these axis scores "
             "inherit its biases.",
         )
-    section.tables += [axis_table(report), correlation_table(report)]
+    blocks: list[Block] = [*(Flag(w, "factor-warning") for w in warnings), *lines]
+    blocks += [axis_table(report), correlation_table(report)]
     if report.parallel is not None:
-        section.tables.append(parallel_table(report))
+        blocks.append(parallel_table(report))
+        blocks.append(Figure("factor-scree", "scree plot", lambda: scree(report)))
     if report.solution is not None:
-        section.tables.append(loading_table(report))
+        blocks.append(loading_table(report))
     if report.alpha is not None:
-        section.tables.append(win_table(report))
+        blocks.append(win_table(report))
     if report.systems:
-        section.tables.append(system_table(report))
+        blocks.append(system_table(report))
+    section.blocks = blocks
     return section
 
 
@@ -282,3 +290,131 @@ def scree(report: FactorStructure) -> bytes:
     pa = report.parallel
     assert pa is not None
     return scree_png(pa.eigenvalues.tolist(), pa.thresholds.tolist(), pa.percentile)
+
+
+# --- CSV ---
+
+
+def factor_files(facts: StudyFacts) -> dict[str, str]:
+    """The factor structure: per axis, eigenvalues, α and correlations with the win rate, per
+    system, and every completion's scores."""
+    report = facts.factors
+    if report is None or not report.axes or report.scores is None or report.z is None:
+        return {}
+    solution = report.solution
+    fitted = solution.factors if solution else 0
+    slots = 2  # the most factors a model of the five axes identifies
+    axes: list[list[Cell]] = []
+    for k, a in enumerate(report.axes):
+        loadings: list[Cell] = [
+            float(solution.loadings[k, f]) if solution and f < fitted else None
+            for f in range(slots)
+        ]
+        correlations: list[Cell] = (
+            [float(v) for v in report.correlation[k]] if report.correlation is not None else []
+        )
+        axes.append(
+            [a.axis, report.completions, a.verdicts_per_completion, a.sd, a.win.value, a.win.low,
+             a.win.high, a.alpha_if_dropped, *loadings,
+             float(solution.communalities[k]) if solution else None,
+             float(solution.uniquenesses[k]) if solution else None, *correlations]
+        )  # fmt: skip
+    eigen: list[list[Cell]] = []
+    if report.parallel is not None:
+        pa = report.parallel
+        eigen = [
+            [i + 1, float(e), float(t), pa.percentile, pa.draws, i < pa.factors]
+            for i, (e, t) in enumerate(zip(pa.eigenvalues, pa.thresholds, strict=True))
+        ]
+    n = report.completions
+    summary: list[list[Cell]] = []
+    if report.alpha is not None:
+        summary.append(["cronbach_alpha", report.alpha.value, report.alpha.low,
+                        report.alpha.high, n])  # fmt: skip
+    for f, e in enumerate(report.factor_win, 1):
+        summary.append([f"r_factor_{f}_win_rate", e.value, e.low, e.high, n])
+    if report.axis_mean_win is not None:
+        e = report.axis_mean_win
+        summary.append(["r_axis_mean_win_rate", e.value, e.low, e.high, n])
+    if solution is not None and fitted > 1:
+        summary.append(["factor_correlation_1_2", float(solution.factor_correlation[0, 1]),
+                        None, None, n])  # fmt: skip
+    if report.parallel is not None:
+        summary.append(["parallel_analysis_factors", report.suggested, None, None, n])
+    summary.append(["factors_fitted", fitted, None, None, n])
+    systems: list[list[Cell]] = [
+        [s.system, s.completions,
+         *(s.factors[f] if f < len(s.factors) else None for f in range(slots)),
+         s.axis_mean, s.win_rate]
+        for s in report.systems
+    ]  # fmt: skip
+    scores = report.scores
+    kept = scores.complete
+    values = report.factor_values
+    per_completion: list[list[Cell]] = []
+    for row, i in enumerate(kept.nonzero()[0]):
+        factor_cells: list[Cell] = [
+            float(values[row, f]) if values is not None and f < fitted else None
+            for f in range(slots)
+        ]
+        per_completion.append(
+            [scores.completions[i], scores.systems[scores.system[i]],
+             scores.conversations[scores.conversation[i]], int(scores.comparisons[i]),
+             float(scores.win_rate[i]), *(float(v) for v in scores.scores[i]),
+             *(float(v) for v in report.z[row]), *factor_cells]
+        )  # fmt: skip
+    factor_columns = [f"factor_{f}" for f in range(1, slots + 1)]
+    return {
+        "factor_axes.csv": csv_text(
+            ["axis", "completions", "verdicts_per_completion", "sd", "win_r", "win_low",
+             "win_high", "alpha_if_dropped", *(f"loading_{f}" for f in range(1, slots + 1)),
+             "communality", "uniqueness", *(f"r_{a}" for a in AXES)],
+            axes,
+        ),
+        "factor_eigenvalues.csv": csv_text(
+            ["component", "eigenvalue", "threshold", "percentile", "draws", "retained"], eigen
+        ),
+        "factor_summary.csv": csv_text(["statistic", "estimate", "low", "high", "completions"],
+                                   summary),
+        "factor_systems.csv": csv_text(
+            ["system", "completions", *(f"mean_{c}" for c in factor_columns), "mean_axis_z",
+             "mean_win_rate"],
+            systems,
+        ),
+        "factor_scores.csv": csv_text(
+            ["completion", "system", "conversation", "comparisons", "win_rate",
+             *(f"score_{a}" for a in AXES), *(f"z_{a}" for a in AXES), *factor_columns],
+            per_completion,
+        ),
+    }  # fmt: skip
+
+
+# --- figures ---
+
+
+def scree_png(
+    eigenvalues: Sequence[float], thresholds: Sequence[float], percentile: float
+) -> bytes:
+    """The scree plot of the axes' correlation matrix: observed eigenvalues against the
+    parallel-analysis line (the same percentile of random data's), retained ones filled."""
+    k = len(eigenvalues)
+    x = np.arange(1, k + 1)
+    observed = np.asarray(eigenvalues, dtype=np.float64)
+    line = np.asarray(thresholds, dtype=np.float64)
+    beaten = observed > line
+    kept = k if beaten.all() else int(np.argmin(beaten))
+    fig = PlotFigure(figsize=(5.2, 3.2))
+    ax = fig.subplots()
+    ax.plot(x, observed, color="#1f4e79", lw=1.5, label="observed eigenvalue")
+    ax.plot(x[:kept], observed[:kept], "o", color="#1f4e79", ms=6, label="retained")
+    ax.plot(x[kept:], observed[kept:], "o", mfc="white", color="#1f4e79", ms=6)
+    ax.plot(x, line, "--", color="#c8553d", lw=1.5,
+            label=f"random data, {percentile:.0f}th percentile")  # fmt: skip
+    ax.set_xticks(x)
+    ax.set_xlabel("component", fontsize=8)
+    ax.set_ylabel("eigenvalue", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.grid(color="#eeeeee")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("Scree plot of the axis scores with parallel analysis", fontsize=10)
+    return png_bytes(fig)

@@ -1,11 +1,17 @@
-"""The report's Latency and capability section as an ordered list of lines, tables and figures,
-and the median-TTFT column of the leaderboard."""
+"""The report's Latency and capability section: every system's time to first token, Elo against
+it on a log axis with the real-time band, and Elo against an external capability index; its
+tables, figures and CSV files, and the median-TTFT cells of the leaderboard."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure as PlotFigure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from heart.analyses import (
     BEST_HUMAN,
@@ -16,8 +22,11 @@ from heart.analyses import (
     SystemLatency,
     board_title,
 )
-from heart.report._latency_figures import capability_png, latency_png
-from heart.report._tables import Table, pct
+from heart.report._csv import Cell, csv_text, number
+from heart.report._facts import StudyFacts
+from heart.report._figures import png_bytes
+from heart.report._section import Block, Figure, Section
+from heart.report._table import Table, pct
 from heart.stats import Correlation
 from heart.types import SystemKind
 
@@ -52,33 +61,6 @@ NO_INDEX = (
     "--index FILE`; the report then sets each system's Elo and win rate against it (Pearson's "
     "r and Spearman's ρ, a least-squares line and the systems furthest from it)."
 )
-
-
-@dataclass(frozen=True)
-class FigureRef:
-    """A figure of the section, drawn only by the renderers that embed figures."""
-
-    key: str
-    alt: str
-    draw: Callable[[], bytes]
-
-
-Block = str | Table | FigureRef
-
-
-@dataclass
-class LatencySection:
-    """The section in reading order: lines, tables and figures."""
-
-    blocks: list[Block] = field(default_factory=list)
-
-    @property
-    def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
-
-    @property
-    def lines(self) -> list[str]:
-        return [b for b in self.blocks if isinstance(b, str)]
 
 
 def milliseconds(x: float) -> str:
@@ -240,7 +222,7 @@ def _latency_blocks(report: LatencyReport) -> list[Block]:
             f"No system with timings is ranked on the board ({board_title(report.board)})."
         )
         return blocks
-    blocks.append(FigureRef("latency-figure", "Elo against median time to first token",
+    blocks.append(Figure("latency-figure", "Elo against median time to first token",
                             lambda: latency_png(report)))  # fmt: skip
     blocks += [_spearman_line(report), _band_line(report)]
     return blocks
@@ -355,18 +337,193 @@ def _capability_blocks(report: CapabilityReport | None, models: int | None) -> l
             blocks.append(capability_table(report))
         return blocks
     blocks.append(correlation_table(report))
-    blocks.append(FigureRef("capability-figure", "Elo against the capability index",
+    blocks.append(Figure("capability-figure", "Elo against the capability index",
                             lambda: capability_png(report)))  # fmt: skip
     blocks += [line for line in (_furthest_line(report), _equal_line(report)) if line]
     blocks.append(capability_table(report))
     return blocks
 
 
-def latency_section(
-    latency: LatencyReport | None, capability: CapabilityReport | None
-) -> LatencySection:
+def latency_section(facts: StudyFacts) -> Section:
     """The section: timings and Elo against TTFT, then the capability index (or how to give
     one)."""
+    latency, capability = facts.latency, facts.capability
     blocks: list[Block] = _latency_blocks(latency) if latency is not None else [NO_TIMINGS]
     models = latency.models_ranked if latency is not None and latency.board else None
-    return LatencySection(blocks + _capability_blocks(capability, models))
+    return Section(
+        "latency", "Latency and capability", blocks + _capability_blocks(capability, models)
+    )
+
+
+# --- CSV ---
+
+TTFT_COLUMNS = ["ttft_median_ms", "ttft_q1_ms", "ttft_q3_ms", "ttft_completions"]
+LATENCY_HEADER = [
+    "system", "kind", "family", "completions", "ttft_completions", "ttft_median_ms", "ttft_q1_ms",
+    "ttft_q3_ms", "latency_completions", "latency_median_ms", "board", "elo", "elo_low",
+    "elo_high", "under_realtime_band", "no_timings",
+]  # fmt: skip
+CAPABILITY_HEADER = ["board", "system", "family", "index", "elo", "win_rate", "fitted_elo",
+                     "residual"]  # fmt: skip
+CORRELATION_HEADER = [
+    "board", "x", "y", "statistic", "estimate", "low", "high", "level", "interval", "rounds",
+    "undefined_rounds", "p", "systems",
+]  # fmt: skip
+
+
+def ttft_cells(latency: LatencyReport | None, system: str) -> list[Cell]:
+    """The TTFT columns of one leaderboard.csv row: empty for a system without timings."""
+    timing = latency.of(system) if latency is not None else None
+    if timing is None or timing.missing is not None:
+        return [None] * len(TTFT_COLUMNS)
+    return [timing.ttft_median, timing.ttft_q1, timing.ttft_q3, timing.timed]
+
+
+def _correlation_row(board: str, x: str, y: str, c: Correlation | None) -> list[Cell] | None:
+    if c is None:
+        return None
+    statistic = "pearson_r" if c.method == "pearson" else "spearman_rho"
+    return [board, x, y, statistic, number(c.estimate), number(c.low), number(c.high),
+            c.level, c.interval, c.rounds or None, c.undefined_rounds if c.rounds else None,
+            number(c.p_value), c.n]  # fmt: skip
+
+
+def latency_files(facts: StudyFacts) -> dict[str, str]:
+    """latency.csv (every system), and with an index capability.csv; latency_capability.csv
+    holds every correlation of the section."""
+    latency, capability = facts.latency, facts.capability
+    files: dict[str, str] = {}
+    correlations: list[list[Cell] | None] = []
+    if latency is not None:
+        points = {p.system: p for p in latency.points}
+        rows: list[list[Cell]] = []
+        for s in latency.systems:
+            p = points.get(s.system)
+            timed = s.missing is None
+            rows.append(
+                [s.system, s.kind, s.family, s.completions, s.timed, number(s.ttft_median),
+                 number(s.ttft_q1), number(s.ttft_q3), s.latency_n, number(s.latency_median),
+                 latency.board if p else None, p.elo if p else None, p.low if p else None,
+                 p.high if p else None, s.ttft_median < latency.realtime_ms if timed else None,
+                 s.missing]
+            )  # fmt: skip
+        files["latency.csv"] = csv_text(LATENCY_HEADER, rows)
+        correlations.append(
+            _correlation_row(latency.board or "", "ttft_median_ms", "elo", latency.spearman)
+        )
+    if capability is not None:
+        files["capability.csv"] = csv_text(
+            CAPABILITY_HEADER,
+            [[capability.board, p.system, p.family, p.index, p.elo, number(p.win_rate),
+              number(p.fitted), number(p.residual)] for p in capability.points],
+        )  # fmt: skip
+        for y, c in (
+            ("elo", capability.elo_pearson),
+            ("elo", capability.elo_spearman),
+            ("win_rate", capability.win_pearson),
+            ("win_rate", capability.win_spearman),
+        ):
+            correlations.append(_correlation_row(capability.board, "index", y, c))
+    kept = [row for row in correlations if row is not None]
+    if kept:
+        files["latency_capability.csv"] = csv_text(CORRELATION_HEADER, kept)
+    return files
+
+
+# --- figures ---
+
+TICKS_MS = [m * 10.0**e for e in range(0, 6) for m in (1, 2, 5)]
+"""Labelled times on the log axis: 1, 2, 5, 10, 20, 50 ms and so on up to 500 s."""
+
+
+def _family_colours(families: list[str]) -> dict[str, str]:
+    """One colour of matplotlib's cycle per family, families in alphabetical order (so both
+    figures colour a family alike when they show the same families)."""
+    return {family: f"C{n % 10}" for n, family in enumerate(sorted(set(families)))}
+
+
+def _legend(ax: Axes, colours: dict[str, str], extra: list[Line2D]) -> None:
+    handles = [
+        Line2D([], [], marker="o", ls="", color=colour, label=family)
+        for family, colour in colours.items()
+    ]
+    ax.legend(handles=handles + extra, fontsize=7, frameon=False, loc="center left",
+              bbox_to_anchor=(1.01, 0.5))  # fmt: skip
+
+
+def _milliseconds(value: float, _: object) -> str:
+    return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
+
+
+def latency_png(report: LatencyReport) -> bytes:
+    """Each system's Elo (with its interval) against its median TTFT (with its interquartile
+    range) on a log axis, coloured by family; the real-time band shaded and the mean Elo of the
+    systems shown dashed."""
+    points = report.points
+    colours = _family_colours([p.family for p in points])
+    fig = PlotFigure(figsize=(7.4, 4.2))
+    ax = fig.subplots()
+    lowest = min(min(p.ttft_q1 for p in points), report.realtime_ms)
+    highest = max(max(p.ttft_q3 for p in points), report.realtime_ms)
+    # from a labelled time below the fastest to one above the slowest, with some room
+    left = max([t for t in TICKS_MS if t <= lowest / 1.3], default=lowest / 2.0)
+    right = min([t for t in TICKS_MS if t >= highest * 1.3], default=highest * 2.0)
+    ax.axvspan(left, report.realtime_ms, color="#d9ece8", alpha=0.8, lw=0)
+    ax.axvline(report.realtime_ms, color="#1f7a7a", lw=0.8)
+    ax.axhline(report.mean_elo, color="#777777", lw=1, ls="--")
+    for p in points:
+        colour = colours[p.family]
+        ax.plot([p.ttft_q1, p.ttft_q3], [p.elo, p.elo], color=colour, lw=1.2, alpha=0.7)
+        if math.isfinite(p.low) and math.isfinite(p.high):
+            ax.plot([p.ttft_median] * 2, [p.low, p.high], color=colour, lw=1.2, alpha=0.7)
+        ax.plot([p.ttft_median], [p.elo], "o", color=colour, ms=6)
+        ax.annotate(p.system, (p.ttft_median, p.elo), xytext=(4, 4), textcoords="offset points",
+                    fontsize=7)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlim(left, right)
+    ticks = [t for t in TICKS_MS if left <= t <= right]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(_milliseconds))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("median time to first token (log scale; bar: interquartile range)", fontsize=8)
+    level = f"{100 * report.spearman.level:.0f}%" if report.spearman else "95%"
+    ax.set_ylabel(f"Elo (bar: {level} interval)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(color="#eeeeee", which="both")
+    band = Line2D([], [], color="#d9ece8", lw=8, label=f"under {report.realtime_ms:g} ms")
+    mean = Line2D([], [], color="#777777", ls="--", label="mean Elo of these systems")
+    _legend(ax, colours, [band, mean])
+    title = f"Elo ({board_title(report.board)}) against time to first token"
+    if report.spearman is not None and not math.isnan(report.spearman.estimate):
+        title += f" (Spearman ρ = {report.spearman.estimate:.2f})"
+    ax.set_title(title, fontsize=10)
+    return png_bytes(fig)
+
+
+def capability_png(report: CapabilityReport) -> bytes:
+    """Elo against the capability index, coloured by family, with the least-squares line; the
+    systems furthest above and below it named in bold."""
+    points = report.points
+    colours = _family_colours([p.family for p in points])
+    named = {p.system for p in [*report.above, *report.below]}
+    fig = PlotFigure(figsize=(7.4, 4.2))
+    ax = fig.subplots()
+    x = np.asarray([p.index for p in points])
+    if math.isfinite(report.slope):
+        span = np.linspace(x.min(), x.max(), 2)
+        ax.plot(span, report.intercept + report.slope * span, color="#777777", lw=1.2)
+    for p in points:
+        ax.plot([p.index], [p.elo], "o", color=colours[p.family], ms=6)
+        ax.annotate(p.system, (p.index, p.elo), xytext=(4, 4), textcoords="offset points",
+                    fontsize=7, fontweight="bold" if p.system in named else "normal")  # fmt: skip
+    ax.set_xlabel("capability index", fontsize=8)
+    ax.set_ylabel("Elo", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(color="#eeeeee")
+    line = Line2D([], [], color="#777777", label="least-squares line")
+    _legend(ax, colours, [line])
+    title = f"Elo ({board_title(report.board)}) against the capability index"
+    if report.elo_pearson is not None and not math.isnan(report.elo_pearson.estimate):
+        title += f" (Pearson r = {report.elo_pearson.estimate:.2f})"
+    ax.set_title(title, fontsize=10)
+    return png_bytes(fig)

@@ -1,0 +1,114 @@
+"""The report's Judge audit section: every LLM judge and human rater held to the same rules
+(flip rate, position, length, the control, own family), its table and judge_audit.csv."""
+
+from __future__ import annotations
+
+from heart.analyses import JudgeAudit
+from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
+from heart.report._facts import StudyFacts
+from heart.report._section import Section
+from heart.report._table import Table, share_text
+
+AUDIT_CHECKS = ("flip", "first_position", "longer", "control", "own_family")
+NO_VERDICTS = (
+    "No verdicts yet: the audit checks every judge and rater once `heart judge` or people in "
+    "the web app have given verdicts."
+)
+
+AUDIT_HEADER = [
+    "judge", "source", "family", "verdicts", "flip rate (both orders)", "first shown won",
+    "longer won", "control won", "own family won", "re-asked", "failed", "audit",
+]  # fmt: skip
+
+AUDIT_NOTE = (
+    "LLM judges and human raters, collected by heart or imported, held to the same rules. Shares "
+    "of verdicts with 95% Wilson intervals. An unbiased judge is near 50% for first shown, "
+    "longer and own family, and near 0% flip rate; the control should rarely win. A tie ("
+    '"about the same") favours neither reply: it takes no part in the shares, and verdicts '
+    "counts it. The flip rate counts pairs judged in both orders with a winner both times (LLM "
+    "judges need pairs.both_orders: true); own family is an LLM judge's (judging.own_family: "
+    "allow). A judge or rater is flagged unreliable when the first-shown share is beyond 70/30 "
+    "with its interval clear of 50%, or when the flip rate's interval lies above 25%."
+)
+
+
+def audit_source(audit: JudgeAudit) -> str:
+    """Who gave the verdicts and where they came from: "LLM judge", "person, imported", ..."""
+    who = "person" if audit.person else "LLM judge"
+    imported, ok = audit.counts.imported, audit.counts.ok
+    if not imported:
+        return who
+    return f"{who}, imported" if imported >= ok else f"{who}, {imported} of {ok} imported"
+
+
+def audit_verdicts(audit: JudgeAudit) -> str:
+    """The verdicts counted, with the ties among them: "40 (6 ties)"."""
+    ties = f" ({audit.ties} tie{'s' * (audit.ties != 1)})" if audit.ties else ""
+    return f"{audit.verdicts}{ties}"
+
+
+def audit_verdict(audit: JudgeAudit) -> str:
+    """The audit's conclusion on one judge, in words."""
+    if audit.flagged:
+        return "UNRELIABLE: " + "; ".join(audit.problems) + "."
+    if audit.cautions:
+        return "Caution: " + "; ".join(audit.cautions) + "."
+    return "no problem found"
+
+
+def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:
+    """One row per judge: who it is, its shares with intervals, its answer health, and the
+    verdict."""
+
+    return [
+        [
+            a.judge, audit_source(a), a.family, audit_verdicts(a), share_text(a.flip),
+            share_text(a.first_position), share_text(a.longer), share_text(a.control),
+            share_text(a.own_family),
+            str(a.counts.reasked), str(a.counts.failed), audit_verdict(a),
+        ]
+        for a in audits
+    ]  # fmt: skip
+
+
+def audit_table(audits: list[JudgeAudit]) -> Table:
+    """Every judge and rater, LLM judges first, those flagged unreliable marked."""
+    return Table(
+        "",
+        AUDIT_HEADER,
+        audit_rows(audits),
+        AUDIT_NOTE,
+        "judge-audit",
+        flagged=[a.flagged for a in audits],
+    )
+
+
+AUDIT_COLUMNS = [
+    "judge", "family", "source", "imported", "verdicts", "ties", "both_orders",
+    *(f"{check}_{col}" for check in AUDIT_CHECKS for col in SHARE_COLUMNS),
+    "reasked", "failed", "flagged", "problems", "cautions",
+]  # fmt: skip
+
+
+def audit_csv_rows(audits: list[JudgeAudit]) -> list[list[Cell]]:
+    """One row per judge or rater: its source (llm or human), verdicts imported, verdicts
+    counted with the ties among them, pairs seen in both orders, then every share."""
+    return [
+        [
+            a.judge, a.family, a.source, a.counts.imported, a.verdicts, a.ties, a.both_orders,
+            *(cell for check in AUDIT_CHECKS for cell in share_cells(getattr(a, check))),
+            a.counts.reasked, a.counts.failed, a.flagged, "; ".join(a.problems),
+            "; ".join(a.cautions),
+        ]
+        for a in audits
+    ]  # fmt: skip
+
+
+def audit_section(facts: StudyFacts) -> Section:
+    if not facts.audit:
+        return Section("audit", "Judge audit", empty=NO_VERDICTS)
+    return Section("audit", "Judge audit", [audit_table(facts.audit)])
+
+
+def audit_files(facts: StudyFacts) -> dict[str, str]:
+    return {"judge_audit.csv": csv_text(AUDIT_COLUMNS, audit_csv_rows(facts.audit))}

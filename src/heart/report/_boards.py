@@ -1,0 +1,352 @@
+"""The report's boards, one section each: the leaderboard in the style of the paper's Figure 4
+with its heatmap and forest plot, Elo per axis, head to head, the differences between systems and
+the ablations; and their CSV files (leaderboard.csv, differences.csv)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure as PlotFigure
+
+from heart.analyses import (
+    BEST_HUMAN,
+    INTERVAL_CONVERSATIONS,
+    Board,
+    JudgeAudit,
+    LatencyReport,
+    Standing,
+    board_audit,
+)
+from heart.report._csv import Cell, csv_text
+from heart.report._facts import StudyFacts
+from heart.report._figures import BANDS, band_colour, png_bytes
+from heart.report._latency import TTFT_COLUMNS, ttft_cells, with_ttft
+from heart.report._section import Block, Figure, Section
+from heart.report._table import (
+    AXES,
+    MAX_DIFFERENCE_ROWS,
+    NO_DATA,
+    Table,
+    axis_cell,
+    interval,
+    num,
+    pct,
+)
+
+
+def _level(board: Board) -> str:
+    return f"{100 * board.leaderboard.level:.0f}%"
+
+
+def rank_cell(s: Standing) -> str:
+    """A standing's rank, shared by the systems it cannot be told apart from; "–" unranked."""
+    return str(s.rank) if s.ranked else "–"
+
+
+def evidence_cell(s: Standing) -> str:
+    return "preliminary: " + "; ".join(s.preliminary) if s.preliminary else "firm"
+
+
+def board_table(board: Board) -> Table:
+    """The leaderboard in the style of the paper's Figure 4, with all three intervals, the
+    evidence behind each system and ranks that admit ties."""
+    lv = _level(board)
+    lb = board.leaderboard
+    header = [
+        "#", "system", "family", "Elo", f"{lv} CI (conversation bootstrap)",
+        f"{lv} CI (cluster-robust)", f"{lv} CI (paper, SE=√(1/n))", "comparisons",
+        "conversations", "opponents", "judges", "win rate", *AXES, "evidence",
+    ]  # fmt: skip
+    rows: list[list[str]] = []
+    colours: list[list[str | None]] = []
+    worst = max((s.rank for s in lb.standings), default=1)
+
+    def add(rank: str, s: Standing) -> None:
+        rates = [s.win_rate, *(s.axis_win_rates[a] for a in AXES)]
+        rows.append(
+            [
+                rank, s.system, s.family, f"{s.elo:.0f}", interval(s.low, s.high),
+                interval(s.robust_low, s.robust_high), interval(s.paper_low, s.paper_high),
+                str(s.comparisons), str(s.conversations), str(s.opponents), str(s.judges),
+                pct(s.win_rate), *(axis_cell(r, pct(r)) for r in rates[1:]), evidence_cell(s),
+            ]
+        )  # fmt: skip
+        rank_colour = band_colour(-s.rank, -worst, -1.0) if s.ranked and worst > 1 else None
+        colours.append(
+            [None] * 3 + [rank_colour] + [None] * 7 + [band_colour(r, 0.0, 1.0) for r in rates]
+        )
+
+    for s in lb.standings:
+        add(rank_cell(s), s)
+    rule = lb.rule
+    note = (
+        f"{lb.comparisons} comparisons over {lb.conversations} conversations from "
+        f"{len(lb.judges)} judges. Elo from a strength-weighted Bradley–Terry fit (mean 1500 over "
+        "the systems with an interval); the default interval resamples conversations "
+        f"({lb.rounds} rounds); the cluster-robust one is the sandwich formula with conversations "
+        "as clusters; both are widened for a system's number of conversations (Student's t "
+        "with one fewer degrees of freedom than conversations). The paper's treats every "
+        "comparison as independent. Rank: 1 + the systems whose interval lies wholly above, "
+        "so systems that cannot be told apart share a rank, and the Elo colour follows the rank; "
+        f"'–': no interval (fewer than {INTERVAL_CONVERSATIONS} conversations), so no rank. "
+        f"Preliminary: fewer than {rule.conversations} conversations or {rule.comparisons} "
+        "comparisons, or every verdict from one rater. Win rates: share of comparisons won, "
+        f"ties half; per axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
+    )
+    if board.best_human is not None:
+        add("†", board.best_human)
+        note += (
+            f" † {BEST_HUMAN}: per context the human reply that won most, from a separate fit; "
+            "biased upwards by that selection, so it is not ranked."
+        )
+    if lb.separated or lb.separated_rounds:
+        note += (
+            " Some system won or lost all its comparisons in the data or in "
+            f"{lb.separated_rounds} bootstrap rounds (perfect separation); those "
+            "fits used a weak ridge penalty so the ratings stay finite."
+        )
+    return Table(f"Leaderboard: {board.title}", header, rows, note, f"board-{board.key}", colours)
+
+
+def axis_elo_table(board: Board) -> Table:
+    rows = [
+        [s.system, *(axis_cell(s.axis_elo[a], f"{s.axis_elo[a]:.0f}") for a in AXES)]
+        for s in board.leaderboard.standings
+    ]
+    return Table(
+        f"Elo per axis: {board.title}",
+        ["system", *AXES],
+        rows,
+        "Bradley–Terry on each axis's verdicts, weighted by their strength; 'no clear "
+        f"advantage' counts as a tie. '{NO_DATA}': no verdict on this system judged the axis "
+        "(human raters and imported verdicts give only the overall preference).",
+        f"axes-{board.key}",
+    )
+
+
+def head_to_head_table(board: Board) -> Table:
+    """Share of the comparisons between each two systems won by the row's system."""
+    lb = board.leaderboard
+    names = lb.systems
+    rows, colours = [], []
+    for i, name in enumerate(names):
+        shares = [float(x) for x in lb.head_to_head[i]]
+        rows.append([name, *("" if i == j else pct(x) for j, x in enumerate(shares))])
+        colours.append(
+            [None, *(None if i == j else band_colour(x, 0.0, 1.0) for j, x in enumerate(shares))]
+        )
+    return Table(
+        f"Head to head: {board.title}",
+        ["won by ↓ against →", *names],
+        rows,
+        "Share of the comparisons between the two systems won by the row's system (ties half).",
+        f"h2h-{board.key}",
+        colours,
+    )
+
+
+def differences_table(board: Board) -> Table:
+    """Pairwise Elo differences with bootstrap intervals, Benjamini–Hochberg p-values and
+    whether the pair is clear (the two systems' intervals lie apart)."""
+    lb = board.leaderboard
+    names = lb.systems
+    diffs = sorted(
+        lb.differences, key=lambda d: (not d.clear, not d.significant, d.p_adjusted, d.i, d.j)
+    )
+    shown = diffs if len(diffs) <= MAX_DIFFERENCE_ROWS else [d for d in diffs if d.clear]
+    rows = [
+        [
+            names[d.i], names[d.j], f"{d.difference:+.0f}", interval(d.low, d.high),
+            num(d.p_value, 3), num(d.p_adjusted, 3), "yes" if d.significant else "no",
+            "yes" if d.clear else "no",
+        ]
+        for d in shown
+    ]  # fmt: skip
+    note = (
+        f"{len(diffs)} pairs; intervals and two-sided p-values from the conversation bootstrap, "
+        "the intervals widened for the fewer conversations of the two systems, the p-values "
+        "adjusted by Benjamini–Hochberg across all pairs of this board (significant: adjusted "
+        "p < 0.05). Clear: the two systems' own intervals lie apart, the rule the ranks follow, "
+        "and neither system's verdicts all come from one rater. A system without an interval is "
+        "in no significant or clear pair."
+    )
+    if len(shown) < len(diffs):
+        note += " Only the clear pairs are listed; differences.csv has them all."
+    return Table(
+        f"Differences between systems: {board.title}",
+        ["system", "vs", "Δ Elo", f"{_level(board)} CI", "p", "p (BH)", "significant", "clear"],
+        rows,
+        note,
+        f"differences-{board.key}",
+    )
+
+
+def ablation_table(board: Board) -> Table:
+    lb = board.leaderboard
+    header = ["system", "Elo (default)", *(a.name for a in lb.ablations)]
+    rows = [
+        [s.system, f"{s.elo:.0f}", *(num(a.elo[s.system]) for a in lb.ablations)]
+        for s in lb.standings
+    ]
+    rows.append(["Kendall τ with the default", "1", *(num(a.kendall_tau, 2) for a in lb.ablations)])
+    note = " ".join(f"{a.name}: {a.description}." for a in lb.ablations)
+    return Table(f"Ablations: {board.title}", header, rows, note, f"ablations-{board.key}")
+
+
+def board_tables(board: Board, latency: LatencyReport | None = None) -> list[Table]:
+    """Every table of one board, the leaderboard first (with a median-TTFT column when systems
+    have timings)."""
+    return [
+        with_ttft(board_table(board), latency),
+        axis_elo_table(board),
+        head_to_head_table(board),
+        differences_table(board),
+        ablation_table(board),
+    ]
+
+
+def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Section:
+    """One board: its leaderboard, the heatmap (the main board only) and the forest plot, then
+    its other tables."""
+    first, *others = board_tables(board, facts.latency)
+    blocks: list[Block] = [first]
+    if main:
+        blocks.append(
+            Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
+        )
+    blocks.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
+    return Section(board.key, board.title, [*blocks, *others])
+
+
+def board_sections(facts: StudyFacts) -> list[Section]:
+    """A section per board, the main one first; without a board, one line saying how to get
+    one."""
+    if not facts.boards:
+        return [
+            Section("boards", "Leaderboard", empty="No valid judgments yet: run `heart run` to "
+                    "fill the board.")
+        ]  # fmt: skip
+    return [board_section(facts, b, main=n == 0) for n, b in enumerate(facts.boards)]
+
+
+# --- CSV ---
+
+
+BOARD_HEADER = [
+    "board", "rank", "system", "kind", "family", "elo", "low", "high", "robust_low",
+    "robust_high", "paper_low", "paper_high", "comparisons", "conversations", "opponents",
+    "judges", "preliminary", "preliminary_reasons", "audit", "flagged_judges", "win_rate",
+    *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
+]  # fmt: skip
+
+
+def board_rows(
+    board: Board, audits: list[JudgeAudit], latency: LatencyReport | None = None
+) -> list[list[Cell]]:
+    """The board: one row per system, the best human last (rank †); rank empty where the system
+    has no interval; the audit's verdict on the board's judges on every row; TTFT columns from
+    ``latency``."""
+    ranked: list[tuple[Cell, Standing]] = [
+        (s.rank if s.ranked else None, s) for s in board.leaderboard.standings
+    ]
+    if board.best_human is not None:
+        ranked.append(("†", board.best_human))
+    audit = board_audit(board, audits)
+    return [
+        [
+            board.key, rank, s.system, s.kind, s.family, s.elo, s.low, s.high, s.robust_low,
+            s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.conversations,
+            s.opponents, s.judges, bool(s.preliminary), "; ".join(s.preliminary), audit.verdict,
+            ";".join(audit.flagged), s.win_rate, *(s.axis_win_rates[a] for a in AXES),
+            *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system),
+        ]
+        for rank, s in ranked
+    ]  # fmt: skip
+
+
+DIFFERENCE_HEADER = [
+    "board", "system", "vs", "elo_difference", "low", "high", "p", "p_bh", "significant", "clear"
+]  # fmt: skip
+
+
+def difference_rows(board: Board) -> list[list[Cell]]:
+    names = board.leaderboard.systems
+    return [
+        [board.key, names[d.i], names[d.j], d.difference, d.low, d.high, d.p_value, d.p_adjusted,
+         d.significant, d.clear]
+        for d in board.leaderboard.differences
+    ]  # fmt: skip
+
+
+def board_files(facts: StudyFacts) -> dict[str, str]:
+    """leaderboard.csv and differences.csv, every board's rows in one file each."""
+    boards, differences = [], []
+    for board in facts.boards:
+        boards += board_rows(board, facts.audit, facts.latency)
+        differences += difference_rows(board)
+    return {
+        "leaderboard.csv": csv_text(BOARD_HEADER, boards),
+        "differences.csv": csv_text(DIFFERENCE_HEADER, differences),
+    }
+
+
+# --- figures ---
+
+
+def heatmap_png(board: Board) -> bytes:
+    """The board as a coloured grid: Elo with its interval, then overall and per-axis win rates,
+    each column banded on its own scale (win rates around 50%)."""
+    standings = board.leaderboard.standings
+    k = len(standings)
+    columns = ["Elo", "win rate", *AXES]
+    elo = np.asarray([s.elo for s in standings])
+    rates = np.asarray([[s.win_rate, *(s.axis_win_rates[a] for a in AXES)] for s in standings])
+    spread = max(float(np.nanmax(np.abs(elo - 1500))), 1.0)
+    scaled = np.column_stack([(elo - 1500) / (2 * spread) + 0.5, rates])
+    fig = PlotFigure(figsize=(1.25 * len(columns) + 2.2, 0.42 * k + 1.2))
+    ax = fig.subplots()
+    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=BANDS, vmin=0, vmax=1, aspect="auto")
+    for i, s in enumerate(standings):
+        ax.text(0, i, f"{s.elo:.0f} [{s.low:.0f}, {s.high:.0f}]", ha="center", va="center",
+                fontsize=8)  # fmt: skip
+        for j, value in enumerate(rates[i], start=1):
+            text = ("–" if j == 1 else "no data") if math.isnan(value) else f"{100 * value:.0f}%"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(columns)), columns, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(k), [s.system for s in standings], fontsize=8)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_title(f"HEART leaderboard ({board.title})", fontsize=10, pad=24)
+    return png_bytes(fig)
+
+
+def forest_png(board: Board) -> bytes:
+    """Elo per system with the conversation-bootstrap interval (dark) and the paper's
+    SE = sqrt(1/n) interval (light); the selection-biased best human in grey when present."""
+    rows = list(board.leaderboard.standings)
+    if board.best_human is not None:
+        rows.append(board.best_human)
+    k = len(rows)
+    fig = PlotFigure(figsize=(7.0, 0.34 * k + 1.3))
+    ax = fig.subplots()
+    y = np.arange(k)[::-1]
+    for yi, s in zip(y, rows, strict=True):
+        grey = s.system == BEST_HUMAN
+        ax.plot([s.paper_low, s.paper_high], [yi - 0.18] * 2, color="#9bb7d4", lw=2.5,
+                solid_capstyle="butt")  # fmt: skip
+        ax.plot([s.low, s.high], [yi, yi], color="#888888" if grey else "#1f4e79", lw=2.5)
+        ax.plot([s.elo], [yi], "o", color="#888888" if grey else "#1f4e79", ms=5)
+    ax.axvline(1500, color="#bbbbbb", lw=1, ls="--")
+    labels = [s.system + (" (selection-biased)" if s.system == BEST_HUMAN else "") for s in rows]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlabel(
+        f"Elo; dark: {100 * board.leaderboard.level:.0f}% conversation bootstrap, "
+        "light: the paper's SE = √(1/n)",
+        fontsize=8,
+    )
+    ax.set_title(f"Elo with intervals ({board.title})", fontsize=10)
+    ax.grid(axis="x", color="#eeeeee")
+    return png_bytes(fig)

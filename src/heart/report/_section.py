@@ -1,0 +1,78 @@
+"""The core of the report's layout: a section is a title and blocks in reading order (warnings,
+paragraphs, lists, tables, figures), or, when it has no data yet, one line saying what would
+fill it. Every renderer reads sections alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from heart.report._table import Table
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A warning to read before what follows it."""
+
+    text: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure, drawn only by the renderers that embed figures."""
+
+    key: str
+    alt: str
+    draw: Callable[[], bytes]
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A list; with ``code``, text between backticks is code."""
+
+    items: list[str]
+    code: bool = True
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading inside a section."""
+
+    text: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Code:
+    """A block of text shown as written, such as the study file."""
+
+    text: str
+    info: str = ""
+
+
+Block = str | Flag | Table | Figure | Bullets | Heading | Code
+"""A paragraph (text between backticks is code) or one of the block types above."""
+
+
+@dataclass
+class Section:
+    """One section of the report. ``empty`` set: no data yet, and the one line saying what
+    would fill the section, shown in place of its blocks."""
+
+    key: str
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    empty: str = ""
+
+    @property
+    def tables(self) -> list[Table]:
+        return [b for b in self.blocks if isinstance(b, Table)]
+
+    @property
+    def lines(self) -> list[str]:
+        return [b for b in self.blocks if isinstance(b, str)]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [b.text for b in self.blocks if isinstance(b, Flag)]

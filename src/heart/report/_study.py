@@ -1,0 +1,102 @@
+"""The report's Study section: the study's counts, its provenance (which heart wrote the
+report, when, from which study file, with which models at which endpoints, at what tokens and
+cost per stage, and every bundle imported into the study), the prompts in use and the study
+file itself."""
+
+from __future__ import annotations
+
+from heart.provenance import PACKAGE, PROVENANCE_FILE, Provenance
+from heart.report._facts import StudyFacts
+from heart.report._section import Block, Bullets, Code, Heading, Section
+from heart.report._table import Table
+
+
+def _study_counts(facts: StudyFacts) -> list[str]:
+    """The study's counts, a list item each (names in backticks)."""
+    out = ["items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
+    out += [f"pairs: {facts.pairs}"]
+    for system, (ok, failed) in facts.completions.items():
+        out.append(f"completions by `{system}`: {ok} ok, {failed} failed")
+    for judge, n in facts.judgments.items():
+        left_out = f", {n.left_out} valid but left out" if n.left_out else ""
+        out.append(
+            f"judgments by `{judge}`: {n.counted} counted{left_out}, {n.failed} failed "
+            "(failed ones are never counted)"
+        )
+    if facts.left_out:
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(facts.left_out.items()))
+        out.append(f"judgments left out of the analyses: {reasons}")
+    return out
+
+
+def _prompt_lines(facts: StudyFacts) -> list[str]:
+    """Each prompt in use with its version and hash, a list item each."""
+    return [f"{n} {v}: `{h}`" for n, v, h in facts.prompts]
+
+
+def _heart(p: Provenance) -> str:
+    commit = (
+        f"commit `{p.git_commit}`" if p.git_commit else "git commit unknown (not a git checkout)"
+    )
+    return f"{PACKAGE} {p.heart_version}, {commit}"
+
+
+def _models(p: Provenance) -> str:
+    return "; ".join(f"{m.name} ({m.provider} {m.model})" for m in p.models) or "none"
+
+
+def provenance_lines(p: Provenance) -> list[str]:
+    """List items: the heart, the date, the study file, and each imported bundle."""
+    study_file = (
+        f"study file sha256 `{p.study_file_sha256}`" if p.study_file_sha256 else "no study file"
+    )
+    lines = [
+        f"written by {_heart(p)}",
+        f"written at {p.written_at} (UTC)",
+        study_file,
+        f"the same as JSON: `{PROVENANCE_FILE}` beside this report",
+    ]
+    for q in p.imported:
+        hashed = f"study file sha256 `{q.study_file_sha256}`" if q.study_file_sha256 else ""
+        lines.append(
+            f"imported from a bundle of study `{q.study}` written by {_heart(q)} at "
+            f"{q.written_at}{', ' + hashed if hashed else ''}; its models: {_models(q)}"
+        )
+    return lines
+
+
+def provenance_tables(p: Provenance) -> list[Table]:
+    """The models and their endpoints; tokens and cost per stage."""
+    models = Table(
+        "Models and endpoints",
+        ["role", "name", "provider", "model", "endpoint"],
+        [[m.role, m.name, m.provider, m.model, m.endpoint] for m in p.models],
+        "Every model the study calls, from the study file; endpoints without any query, and "
+        "never a key.",
+        "provenance-models",
+    )
+    stages = Table(
+        "Tokens and cost per stage",
+        ["stage", "answers", "failed", "calls", "tokens in", "tokens out", "cost"],
+        [[s.stage, str(s.answers), str(s.failed), str(s.calls), f"{s.tokens_in:,}",
+          f"{s.tokens_out:,}", f"${s.cost_usd:.4f}"] for s in p.stages],
+        "Answers from model calls held in the store, imported ones included; answers that asked "
+        "the very same thing share one call, counted once. Tokens count every ask of a re-asked "
+        "answer; cost is at the prices the study file gave when each call was made. The LLM "
+        "screener's calls are not counted.",
+        "provenance-stages",
+    )  # fmt: skip
+    return [models, stages]
+
+
+def study_section(facts: StudyFacts) -> Section:
+    blocks: list[Block] = [Bullets(_study_counts(facts))]
+    if facts.provenance is not None:
+        blocks += [
+            Heading("Provenance", "provenance"),
+            Bullets(provenance_lines(facts.provenance)),
+            *provenance_tables(facts.provenance),
+        ]
+    blocks += [Heading("Prompts"), Bullets(_prompt_lines(facts))]
+    blocks += [Heading("Configuration"), Code(facts.config_text.rstrip(), "yaml")]
+    return Section("study", "Study", blocks)
