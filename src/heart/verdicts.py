@@ -22,6 +22,7 @@ from sqlalchemy.orm import aliased
 
 from heart.errors import HeartError
 from heart.frames import frame, optional_module
+from heart.spreadsheet import inert
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -138,7 +139,6 @@ VERDICT_COLUMNS: dict[str, str] = {
 assert list(VERDICT_COLUMNS) == [f.name for f in fields(VerdictRow)]
 
 FORMATS = (".csv", ".jsonl", ".parquet")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class VerdictTable(list[VerdictRow]):
@@ -280,7 +280,7 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return "'" + value if value.startswith(FORMULA_START) else value
+        return inert(value)
     return repr(value) if isinstance(value, float) else str(value)
 
 

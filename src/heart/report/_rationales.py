@@ -13,6 +13,7 @@ from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
 from heart.report._facts import StudyFacts
 from heart.report._section import Section
 from heart.report._table import Table, num, pct
+from heart.spreadsheet import inert
 from heart.stats import Share
 
 SOURCE_NAMES = {"llm": "LLM judges", "human": "human raters"}
@@ -217,13 +218,11 @@ def rationale_section(facts: StudyFacts) -> Section:
 
 # --- CSV ---
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
 
 def _words(text: str) -> str:
     """Words quoted from a rationale (people wrote them): one that would start a spreadsheet
     formula gets a leading apostrophe."""
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return inert(text)
 
 
 THEMES_HEADER = ["coder", "judges", "theme", "axis", "skill", "polarity", *SHARE_COLUMNS]

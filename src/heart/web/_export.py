@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import select
 
 from heart.analyses import human_consensus
+from heart.spreadsheet import inert
 from heart.store import (
     CompletionRow,
     JudgeRow,
@@ -29,7 +30,6 @@ from heart.types import JudgeSource, Status
 
 TABLES = ("completions", "judgments", "labels", "disagreements")
 FORMATS = ("csv", "jsonl")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _exclusions(store: Store) -> dict[str, str]:
@@ -171,7 +171,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         value = "; ".join(map(str, value))
     text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return inert(text)
 
 
 def to_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
