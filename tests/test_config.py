@@ -23,7 +23,9 @@ def test_demo_study_validates() -> None:
         SystemKind.MODEL,
         SystemKind.DATASET,
         SystemKind.CONTROL,
+        SystemKind.HUMAN,
     ]
+    assert config.human_system().name == "human"  # so that `heart serve` starts on it
     assert config.pairs.design is PairDesign.ALL
     assert config.judges[0].model.provider == "embedded"
 
@@ -129,9 +131,9 @@ def test_a_study_without_a_human_system_loads_until_people_are_asked() -> None:
     assert config.people.human_system == "human"
     with pytest.raises(ConfigError) as err:
         config.human_system("s/study.yaml")
-    assert str(err.value).startswith(
-        "s/study.yaml: 'people.human_system': people's replies go to system 'human', and the "
-        "study has no system of kind 'human' by that name"
+    assert str(err.value) == (
+        "s/study.yaml: people's replies need a system of kind 'human', and the study has none; "
+        "add this line under systems: - {name: human, kind: human, family: human}"
     )
     named = SYSTEMS + "  - {name: crowd, kind: human, family: human}\npeople: {human_system: crowd}"
     crowd = parse_study(named).human_system()

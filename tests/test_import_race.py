@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 
 from heart.errors import ImportRefused
 from heart.ids import completion_id
-from heart.release import RACE_ATTEMPTS, ImportSummary, _store_rows, import_table
+from heart.release import RACE_ATTEMPTS, ImportSummary, import_table
+from heart.release._rows import store_rows
 from heart.store import JudgeRow, JudgmentRow, LabelRow, RaterRow, Store, SystemRow
 
 from .rows import seed_study
@@ -160,7 +161,7 @@ def test_a_refusal_that_no_rerun_ends_is_one_line_after_the_last_attempt(
 
     source = tmp_path / "f.csv"
     with pytest.raises(ImportRefused) as refused:
-        _store_rows(store, source, write)
+        store_rows(store, source, write)
     message = str(refused.value)
     assert len(runs) == RACE_ATTEMPTS and "\n" not in message
     assert message.startswith(f"{source}: the store refused the rows {RACE_ATTEMPTS} times (")

@@ -35,8 +35,8 @@ from heart.corpus._normalise import parse_score
 from heart.errors import HeartError
 from heart.import_checks import text_problem
 from heart.items import safety_rule, screen_seeker_turn
-from heart.items._adversarial import Source, greets, structure_problems
 from heart.items._profiles import Profile
+from heart.items._rewrite_rules import Source, greets, structure_problems
 from heart.items.adversarial import parse_rewrite
 from heart.judging import parse_verdict
 from heart.people import plain_text
@@ -266,6 +266,6 @@ def test_every_pattern_in_heart_is_held_where_the_timing_test_finds_it() -> None
             ):
                 inline.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert inline == []
-    held = ["rationales._sides._SENTENCE_END", "items._adversarial.SPEAKER_LABEL",
+    held = ["rationales._sides._SENTENCE_END", "items._rewrite_rules.SPEAKER_LABEL",
             "items._rules.IDENTIFYING", "plain._WORD"]  # fmt: skip
     assert {f"heart.{name}" for name in held} <= set(PATTERNS)

@@ -1019,8 +1019,22 @@ def serve(
     study: StudyOption = Path("."),
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    seat_refresh: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Seconds between looks for items, pairs and replies stored while the server "
+            "runs, to add their seats (0: look only when someone finds no work left or the "
+            "admin page opens).",
+        ),
+    ] = 10.0,
 ) -> None:
-    """Run the web app where people write, judge and label (needs the web extra).
+    """Run the web app where people write, judge and label (needs the web extra and a system
+    of kind human in the study file, which people's replies belong to).
+
+    Seats of work are added for every item, pair and reply at start, and for those stored
+    later (a new system's replies and pairs, new items) while the server runs: no restart.
+    The admin page says when seats were last added.
 
     The admin token comes from HEART_ADMIN_TOKEN, else a fresh one is printed once; the session
     secret from HEART_SECRET, else from the study's .heart-secret (made on first use)."""
@@ -1044,7 +1058,7 @@ def serve(
     if secret_text is not None and len(secret_text) < 16:
         raise HeartError("HEART_SECRET must be at least 16 characters; use a random one")
     secret = secret_text.encode("utf-8") if secret_text else study_secret(study)
-    web_app = create_app(study, admin_token=token, secret=secret)
+    web_app = create_app(study, admin_token=token, secret=secret, seat_refresh=seat_refresh)
     if given:
         say(
             f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>",

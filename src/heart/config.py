@@ -547,11 +547,17 @@ class StudyConfig(Strict):
         for spec in self.systems:
             if spec.name == name and spec.kind is SystemKind.HUMAN:
                 return spec
+        line = f"- {{name: {name}, kind: human, family: human}}"
+        humans = self._human_systems()
+        if humans:  # people.human_system left at its default, which names none of them
+            raise ConfigError(
+                f"{source}: people's replies go to system {name!r} (the default of "
+                f"people.human_system), which the study lacks; set people.human_system to "
+                f"{humans[0]}, or add this line under systems: {line}"
+            )
         raise ConfigError(
-            f"{source}: 'people.human_system': people's replies go to system {name!r}, and the "
-            f"study has no system of kind 'human' by that name (systems of kind 'human': "
-            f"{self._human_systems() or 'none'}); add {{name: {name}, kind: human, "
-            "family: human} under systems, or set people.human_system to one of them"
+            f"{source}: people's replies need a system of kind 'human', and the study has none; "
+            f"add this line under systems: {line}"
         )
 
 

@@ -20,14 +20,14 @@ import pytest
 
 from heart import pipeline
 from heart.corpus import load_corpus
-from heart.items._adversarial import (
+from heart.items._profiles import Profile, assign_profiles, targets
+from heart.items._rewrite_rules import (
     Source,
     rating_problems,
     select_sources,
     structure_problems,
     window,
 )
-from heart.items._profiles import Profile, assign_profiles, targets
 from heart.study import create_study, open_study
 from heart.types import Conversation, Role, Turn
 

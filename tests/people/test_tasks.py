@@ -1,5 +1,6 @@
 """The seats sync_tasks builds: the sample of completions that get label seats stays the same
-whatever the restarts, and only tops up to the configured number."""
+whatever the restarts, and only tops up to the configured number; checks stay one per
+``check_every`` pairs as pairs are added."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from heart.config import PeopleSpec
+from heart.config import PairsSpec, PeopleSpec
+from heart.judging import build_pairs
 from heart.people import LABEL, sync_tasks
 from heart.store import CompletionRow, Store, TaskRow, open_store
 
@@ -77,3 +79,26 @@ def test_the_sample_depends_on_the_seed_and_the_completions_only(
     sync_tasks(store, SPEC, seed=5)
     assert _fresh_sample(tmp_path / "again.db", seed=5) == _sampled(store)
     assert _fresh_sample(tmp_path / "reseeded.db", seed=6) != _sampled(store)
+
+
+def _checks(store: Store) -> Counter[str]:
+    """The check seats' targets, each with its seats."""
+    with store.session() as s:
+        return Counter(s.scalars(select(TaskRow.check).where(TaskRow.check.is_not(None))))
+
+
+def test_pairs_added_after_the_seats_keep_one_check_per_check_every_pairs(store: Store) -> None:
+    """Pairs that arrive while people work (a new system's) get their checks counted on from
+    the pairs seated before, so checks stay one per ``check_every`` pairs, alternating gold
+    and attention, however many times the pairs grow."""
+    spec = PeopleSpec(check_every=4, raters_per_pair=1)
+    seed_study(store, ["m1", "m2", "m3"], items=4, completions=True)
+    build_pairs(store, PairsSpec(), seed=0)  # 12 pairs
+    sync_tasks(store, spec, seed=5)
+    assert _checks(store) == {"gold": 2, "attention": 1}
+    seed_study(store, ["m1", "m2", "m3", "m4"], items=4, completions=True)
+    build_pairs(store, PairsSpec(), seed=0)  # 24 pairs: m4's 12 sort among the others
+    added = sync_tasks(store, spec, seed=5).added
+    assert added["judge"] == 12 + 3  # the new pairs' seats and three more checks
+    assert _checks(store) == {"gold": 3, "attention": 3}
+    assert sync_tasks(store, spec, seed=5).added["judge"] == 0  # a restart adds nothing

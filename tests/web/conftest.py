@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,14 +136,16 @@ def reply_text(page: str, element_id: str) -> str:
 
 @contextmanager
 def heart_serve(
-    root: Path, port: int, log: Path, env: dict[str, str] | None = None
+    root: Path, port: int, log: Path, env: dict[str, str] | None = None, args: Sequence[str] = ()
 ) -> Iterator[str]:
     """`heart serve` in a subprocess (its output to ``log``, ``env`` added to a clean
-    environment) until it answers; yields the admin link it printed."""
+    environment, ``args`` after its options) until it answers; yields the admin link it
+    printed."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
     with log.open("w") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
+            [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port),
+             *args],
             stdout=out, stderr=subprocess.STDOUT, text=True,
             env={**clean, "PYTHONPATH": SRC, **(env or {})},
         )  # fmt: skip

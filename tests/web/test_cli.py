@@ -168,8 +168,29 @@ def test_serve_refuses_a_study_whose_people_have_no_human_system(tmp_path: Path)
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stdout == (
-        f"error: {root / 'study.yaml'}: 'people.human_system': people's replies go to system "
-        "'human', and the study has no system of kind 'human' by that name (systems of kind "
-        "'human': none); add {name: human, kind: human, family: human} under systems, or set "
-        "people.human_system to one of them\n"
+        f"error: {root / 'study.yaml'}: people's replies need a system of kind 'human', and the "
+        "study has none; add this line under systems: - {name: human, kind: human, family: "
+        "human}\n"
+    )
+
+
+def test_serve_names_the_human_system_to_use_when_the_default_name_is_not_one(
+    tmp_path: Path,
+) -> None:
+    """A study whose system of kind human has another name than people.human_system's default
+    is told which setting to change, in one line."""
+    from heart.errors import ConfigError
+    from heart.web import create_app
+
+    root = tmp_path / "study"
+    root.mkdir()
+    (root / "study.yaml").write_text(
+        "name: s\nsystems: [{name: crowd, kind: human, family: human}]\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError) as refused:
+        create_app(root, admin_token="a" * 24, secret=b"s" * 32)
+    assert str(refused.value) == (
+        f"{root / 'study.yaml'}: people's replies go to system 'human' (the default of "
+        "people.human_system), which the study lacks; set people.human_system to crowd, or add "
+        "this line under systems: - {name: human, kind: human, family: human}"
     )

@@ -23,7 +23,9 @@ from heart.config import ModelSpec
 from heart.corpus import Corpus, load_corpus
 from heart.engine import Call, CallsFailed, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.errors import HeartError
-from heart.items._adversarial import (
+from heart.items._build import item_to_row, store_conversations
+from heart.items._profiles import Profile
+from heart.items._rewrite_rules import (
     MIN_TURNS,
     Problem,
     Source,
@@ -33,8 +35,6 @@ from heart.items._adversarial import (
     select_sources,
     structure_problems,
 )
-from heart.items._build import item_to_row, store_conversations
-from heart.items._profiles import Profile
 from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, RewriteRow, now_iso

@@ -72,10 +72,11 @@ def reopen(session: Session, seats: ColumnElement[bool]) -> None:
 
 def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
     """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
-    after every ``check_every`` judge seats one check seat on an item: gold or attention in
-    turn), ``labellers_per_completion`` per sampled completion (the sample only ever tops up to
-    ``label_completions``). Existing seats are kept, but any taken on the taker's own reply
-    goes back to the pool, for others to fill."""
+    after every ``check_every`` pairs one check seat on an item: gold or attention in turn,
+    pairs stored later counted on from those seated before), ``labellers_per_completion`` per
+    sampled completion (the sample only ever tops up to ``label_completions``). Existing seats
+    are kept, but any taken on the taker's own reply goes back to the pool, for others to
+    fill."""
     with store.session() as s:
         reopen(s, ON_OWN_REPLY)
         have = {(k, t) for k, t in s.execute(select(TaskRow.kind, TaskRow.target)).all()}
@@ -102,7 +103,11 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
 
         for item in items:
             seats(WRITE, item, item, spec.writers_per_item)
-        for n, (pair, item) in enumerate(pairs, 1):
+        n = sum((JUDGE, pair) in have for pair, _ in pairs)  # pairs seated already
+        for pair, item in pairs:
+            if (JUDGE, pair) in have:
+                continue
+            n += 1  # counted on from the pairs seated before, so checks keep their rate
             seats(JUDGE, pair, item, spec.raters_per_pair)
             if spec.check_every and n % spec.check_every == 0:
                 check = GOLD if (n // spec.check_every) % 2 else ATTENTION

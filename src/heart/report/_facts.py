@@ -109,8 +109,11 @@ def evidence_rule(study: Study) -> EvidenceRule:
     return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
 
 
-def _by_status(rows: Sequence[Row[str, str, int]]) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
+def _by_status(
+    rows: Sequence[Row[str, str, int]], every: Sequence[str] = ()
+) -> dict[str, tuple[int, int]]:
+    """(ok, failed) per key, ``every`` key among them (a system with no reply yet shows 0)."""
+    out: dict[str, tuple[int, int]] = {key: (0, 0) for key in every}
     for key, status, n in rows:
         ok, failed = out.get(key, (0, 0))
         out[key] = (ok + n, failed) if status == Status.OK else (ok, failed + n)
@@ -128,7 +131,8 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
                 select(CompletionRow.system, CompletionRow.status, func.count()).group_by(
                     CompletionRow.system, CompletionRow.status
                 )
-            ).all()
+            ).all(),
+            [spec.name for spec in study.config.systems],
         )
         counted = counted_judgment()
         judgments = {

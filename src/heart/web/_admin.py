@@ -7,6 +7,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -24,6 +25,7 @@ from heart.web._export import (
     to_csv,
     to_jsonl,
 )
+from heart.web._seats import Seats
 from heart.web._session import ADMIN_COOKIE, ADMIN_MAX_AGE
 from heart.web._state import message, render, see_other, web
 
@@ -60,6 +62,27 @@ def progress(store: Store, now: float) -> list[Progress]:
     ]
 
 
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def seats_note(seats: Seats) -> str:
+    """When seats were last added and how many of each kind, and how soon new work gets its
+    seats."""
+    if seats.added_at is None:
+        said = (
+            f"No seats added since the server started ({_when(seats.started_at)}): every item, "
+            "pair and reply had its seats already."
+        )
+    else:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in seats.added.items())
+        said = f"Seats last added {_when(seats.added_at)} ({kinds})."
+    when = "when someone finds no work left or this page opens"
+    if seats.every > 0:
+        when = f"within {seats.every:g} s, and at once {when}"
+    return f"{said} Items, pairs and replies stored while the server runs get their seats {when}."
+
+
 def _refused(request: Request) -> Response:
     return message(
         request, 403, "Admin only",
@@ -85,6 +108,7 @@ def admin(request: Request, token: str | None = None) -> Response:
         return response
     if not _is_admin(request):
         return _refused(request)
+    state.seats.refresh()
     quality = review_quality(state.study.store)
     taxonomy = load_taxonomy(state.study.config.strategies.taxonomy)
     return render(
@@ -92,6 +116,7 @@ def admin(request: Request, token: str | None = None) -> Response:
         "admin.html",
         study=state.study.config.name,
         progress=progress(state.study.store, time.time()),
+        seats=seats_note(state.seats),
         quality=quality,
         kinds=KINDS,
         median=lambda x: "–" if math.isnan(x) else f"{x:.0f} s",

@@ -1,5 +1,6 @@
-"""The web app: one open study, its seats synced at start, the entry, work and admin routes,
-the vendored static files, and security headers on every answer."""
+"""The web app: one open study, its seats synced at start and kept in step with the store while
+it runs, the entry, work and admin routes, the vendored static files, and security headers on
+every answer."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from heart.config import STUDY_FILE
 from heart.errors import HeartError
-from heart.people import TaskRefused, sync_tasks
+from heart.people import TaskRefused
 from heart.study import open_study
 from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
 from heart.web._logging import redact_access_log
+from heart.web._seats import SEAT_REFRESH, Seats
 from heart.web._session import Signer
 from heart.web._state import HERE, WebState, make_templates, message, sentence
 
@@ -60,9 +62,13 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
+def create_app(
+    study_root: Path, *, admin_token: str, secret: bytes, seat_refresh: float = SEAT_REFRESH
+) -> FastAPI:
     """The app over the study in ``study_root``: every seat of human work is added to the store
-    now, so links work as soon as the server is up; uvicorn's access log leaves secrets out."""
+    now, so links work as soon as the server is up, and seats for items, pairs and replies
+    stored later are added every ``seat_refresh`` seconds (and whenever someone finds no work
+    left, or opens the admin page); uvicorn's access log leaves secrets out."""
     if len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
     study = open_study(study_root)
@@ -71,13 +77,17 @@ def create_app(study_root: Path, *, admin_token: str, secret: bytes) -> FastAPI:
     except HeartError:
         study.close()
         raise
-    sync_tasks(study.store, study.config.people, study.config.seed)
+    seats = Seats(study.store, study.config.people, study.config.seed, every=seat_refresh)
+    seats.refresh()
     redact_access_log()
-    state = WebState(study=study, signer=Signer(secret, admin_token), templates=make_templates())
+    state = WebState(
+        study=study, signer=Signer(secret, admin_token), templates=make_templates(), seats=seats
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with seats.running():
+            yield
         study.close()
 
     app = FastAPI(

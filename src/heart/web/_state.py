@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from heart.store import RaterRow
 from heart.study import Study
+from heart.web._seats import Seats
 from heart.web._session import RATER_COOKIE, RaterSession, Signer
 
 HERE = Path(__file__).parent
@@ -25,6 +26,7 @@ class WebState:
     study: Study
     signer: Signer
     templates: Jinja2Templates
+    seats: Seats
 
 
 def make_templates() -> Jinja2Templates:

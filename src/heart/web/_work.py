@@ -143,7 +143,10 @@ def _show(request: Request, kind: str) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    task = _claim(web(request), session.rater, kind)
+    state = web(request)
+    task = _claim(state, session.rater, kind)
+    if task is None and state.seats.refresh():  # work stored since the last look
+        task = _claim(state, session.rater, kind)
     if task is None:
         return _nothing_left(request, session, kind)
     return _page(request, session, task)

@@ -1,5 +1,6 @@
-"""Adversarial items, the pure part: which conversations are rewritten, the window of each that
-becomes a context, and the checks every rewrite must pass to become an item.
+"""The rules of rewriting adversarial items, without model calls: which conversations are
+rewritten, the window of each that becomes a context, and the checks every rewrite must pass to
+become an item (the stage that calls the models is heart.items.adversarial).
 
 A window starts at the supporter's greeting and ends on a seeker turn that the supporter
 answered in ESConv; turns alternate (consecutive turns of one speaker are merged on reading).

@@ -1,0 +1,276 @@
+"""Bundles: export a study as a self-describing folder (every table as JSON Lines, its study
+file, provenance and a sha256 manifest), and read one back and import it as data only."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from heart.config import STUDY_FILE, StudyConfig, parse_study
+from heart.errors import ConfigError, ImportRefused
+from heart.import_checks import (
+    KeyTwice,
+    check_row,
+    describe,
+    unique_keys,
+)
+from heart.provenance import (
+    PROVENANCE_FILE,
+    Provenance,
+    build_provenance,
+    parse_provenance,
+    record_imported,
+)
+from heart.release._rows import (
+    BUNDLE_FIX,
+    TABLES,
+    ImportSummary,
+    Row,
+    carried_columns,
+    decode_file,
+    file_bytes,
+    insert_all,
+    key_columns,
+    parse_jsonl,
+    row_dict,
+    store_rows,
+)
+from heart.store import (
+    Base,
+    Store,
+)
+from heart.types import sha256_hex
+
+BUNDLE_FORMAT = "heart-bundle"
+BUNDLE_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
+MANIFEST = "manifest.json"
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def export_bundle(
+    store: Store, study_root: Path, out: Path, provenance: Provenance | None = None
+) -> dict[str, Any]:
+    """Write every table as sorted JSON Lines plus the study file, its provenance
+    (``provenance``, else built now from the study file and the store) and a sha256 manifest.
+
+    Contributors and raters appear only by their pseudonymous ids (raters with their exclusion
+    reason); invite-token hashes and entry metadata stay home.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, dict[str, Any]] = {}
+    study_file = study_root / STUDY_FILE
+    config_text = study_file.read_text(encoding="utf-8")
+    (out / STUDY_FILE).write_text(config_text, encoding="utf-8")
+    files[STUDY_FILE] = {"sha256": sha256_hex(config_text), "rows": None}
+    if provenance is None:
+        try:
+            config: StudyConfig | None = parse_study(config_text, str(study_file))
+        except ConfigError:  # a file no study opens with: the bundle still says what it can
+            config = None
+        provenance = build_provenance(store, study_file, config)
+    provenance_text = provenance.to_json()
+    (out / PROVENANCE_FILE).write_text(provenance_text, encoding="utf-8")
+    files[PROVENANCE_FILE] = {"sha256": sha256_hex(provenance_text), "rows": None}
+    with store.session() as session:
+        for name, model in TABLES:
+            keys = [getattr(model, k) for k in key_columns(model)]
+            text = "".join(
+                _line(row_dict(r)) for r in session.scalars(select(model).order_by(*keys))
+            )
+            (out / name).write_text(text, encoding="utf-8")
+            files[name] = {"sha256": sha256_hex(text), "rows": text.count("\n")}
+    manifest = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "files": files}
+    (out / MANIFEST).write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return manifest
+
+
+FILES_SINCE: dict[str, int] = {
+    STUDY_FILE: 1,
+    **{name: 1 for name, _ in TABLES},
+    "raters.jsonl": 2,
+    "strategy_labels.jsonl": 2,
+    "rewrites.jsonl": 3,  # these four came while bundles were at version 2, so one may lack them
+    "strategy_classifications.jsonl": 3,
+    "rationale_codings.jsonl": 3,
+    "rationale_codes.jsonl": 3,
+    PROVENANCE_FILE: 3,
+}
+"""The first bundle version whose every bundle has each file; a bundle of an older version may
+lack a file its study could not yet hold, and nothing else."""
+
+
+COLUMNS_SINCE: dict[tuple[str, str], tuple[int, Any]] = {
+    ("judgments.jsonl", "refused"): (2, []),
+    ("strategy_labels.jsonl", "taxonomy_hash"): (3, None),
+}
+"""Columns the store gained while bundles of an older version were written: the first version
+whose every row has the column, and what a row written before it means (no re-asked answers; a
+taxonomy not recorded). Every other column of a bundle's table is required in every row."""
+
+
+def _read_manifest(bundle: Path) -> tuple[int, dict[str, str]]:
+    """The bundle's version and the sha256 of each of its files, from a manifest of a version
+    this release reads that lists every file a bundle of its version has."""
+    path = bundle / MANIFEST
+    if not path.is_file():
+        raise ImportRefused(f"{bundle}: no {MANIFEST}; is this a folder written by `heart export`?")
+    try:
+        manifest = json.loads(decode_file(path, file_bytes(path)), object_pairs_hook=unique_keys)
+    except KeyTwice as twice:
+        raise ImportRefused(f"{path}: {twice}; keep one, or export the bundle again") from None
+    except RecursionError:
+        raise ImportRefused(f"{path}: JSON nested too deeply; export the bundle again") from None
+    except ValueError as exc:
+        where = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ImportRefused(
+            f"{path}{where}: not valid JSON ({problem}); export the bundle again"
+        ) from None
+    if not isinstance(manifest, dict):
+        raise ImportRefused(f"{path}: expected a JSON object, got {describe(manifest)}")
+    version = manifest.get("version")
+    if manifest.get("format") != BUNDLE_FORMAT or not (
+        type(version) is int and version in READABLE_VERSIONS
+    ):
+        raise ImportRefused(
+            f"{path}: format {manifest.get('format')!r} version {version!r} is not a heart "
+            "bundle this version reads"
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or STUDY_FILE not in files:
+        raise ImportRefused(
+            f"{path}: 'files' must list the bundle's files (study.yaml among them) with their "
+            "sha256; export the bundle again"
+        )
+    hashes: dict[str, str] = {}
+    for name, entry in files.items():
+        if name not in FILES_SINCE:
+            raise ImportRefused(
+                f"{path}: 'files' lists {name!r}, which is no file of a heart bundle; "
+                "export the bundle again"
+            )
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(digest, str):
+            raise ImportRefused(
+                f"{path}: 'files.{name}.sha256' must be the file's sha256; export the bundle again"
+            )
+        hashes[name] = digest
+    for name, since in FILES_SINCE.items():
+        if version >= since and name not in hashes:
+            raise ImportRefused(
+                f"{path}: 'files' does not list {name}, which every bundle of version {version} "
+                "has; export the bundle again"
+            )
+    return version, hashes
+
+
+def _refuse_unlisted(bundle: Path, listed: Iterable[str]) -> None:
+    """A bundle folder holds its manifest and the files it lists, nothing else."""
+    known = {MANIFEST, *listed}
+    for entry in sorted(bundle.iterdir()):
+        if entry.name not in known:
+            raise ImportRefused(
+                f"{entry}: in the bundle but not listed in {MANIFEST}; a bundle holds only the "
+                "files its manifest lists: remove it, or export the bundle again"
+            )
+
+
+def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) -> None:
+    """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
+    bundle's version has is required: only a row of an older version may leave out a column the
+    store gained since (COLUMNS_SINCE), and it means what such a row meant."""
+    expected = set(carried_columns(model))
+    older = {
+        column: value
+        for (name, column), (since, value) in COLUMNS_SINCE.items()
+        if name == path.name and version < since
+    }
+    for number, record in rows:
+        for column, value in older.items():
+            record.setdefault(column, copy.deepcopy(value))
+        unknown = set(record) - expected
+        missing = expected - set(record)
+        if unknown or missing:
+            raise ImportRefused(
+                f"{path} line {number}: columns do not match the store "
+                f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
+            )
+        check_row(model, record, f"{path} line {number}", BUNDLE_FIX)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle, read and checked and nothing written yet: its study file (a record of the study
+    it came from, never settings of the study it goes into), every table's rows, and that
+    study's provenance (none before version 3)."""
+
+    path: Path
+    version: int
+    study_file: str
+    tables: dict[str, list[Row]]
+    provenance: Provenance | None
+
+
+def read_bundle(bundle: Path) -> Bundle:
+    """Read a bundle folder and check all of it before anything is stored: the manifest lists
+    every file of its version and the folder holds no other, each file matches its sha256, and
+    every row holds every column its table has, each value one the store can take."""
+    version, hashes = _read_manifest(bundle)
+    _refuse_unlisted(bundle, hashes)
+    texts: dict[str, str] = {}
+    for name, digest in hashes.items():
+        path = bundle / name
+        if not path.is_file():
+            raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
+        data = file_bytes(path)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
+        texts[name] = decode_file(path, data)
+    tables = {name: parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+    for name, model in TABLES:
+        if name in tables:
+            _check_rows(bundle / name, model, tables[name], version)
+    provenance = None
+    if PROVENANCE_FILE in texts:
+        provenance = parse_provenance(texts[PROVENANCE_FILE], str(bundle / PROVENANCE_FILE))
+    return Bundle(bundle, version, texts[STUDY_FILE], tables, provenance)
+
+
+def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
+    """Add a read bundle's rows to ``store`` in one transaction: all rows or none. When it adds
+    any, the provenance of the study it came from is kept beside the importing study's own
+    (``provenance.json`` in the summary), never in its place."""
+
+    def write(session: Session) -> ImportSummary:
+        summary = insert_all(
+            session, bundle.tables, lambda name, number: f"{bundle.path / name} line {number}"
+        )
+        if bundle.provenance is not None and summary.added:  # adding nothing made nothing
+            added, unchanged = record_imported(session, bundle.provenance)
+            if added:
+                summary.added[PROVENANCE_FILE] = added
+            if unchanged:
+                summary.unchanged[PROVENANCE_FILE] = unchanged
+        return summary
+
+    return store_rows(store, bundle.path, write)
+
+
+def import_bundle(store: Store, bundle: Path) -> ImportSummary:
+    """Import a bundle folder into ``store``: its rows, all or none, and never its settings (the
+    bundle's study file is not read)."""
+    return store_bundle(store, read_bundle(bundle))

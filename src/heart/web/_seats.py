@@ -1,0 +1,104 @@
+"""Seats kept in step with the store while the server runs: items, pairs and replies that other
+commands store (a new system's replies and pairs, new items) become seats without a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from heart.config import PeopleSpec
+from heart.people import KINDS, sync_tasks
+from heart.store import CompletionRow, ItemRow, PairRow, Store
+from heart.types import Status
+
+log = logging.getLogger("heart.web")
+
+SEAT_REFRESH = 10.0
+"""Seconds between looks for new work while the server runs."""
+
+Sources = tuple[int, int, int]
+"""How many items, pairs and valid replies the store holds: what seats are made from."""
+
+
+def seat_sources(store: Store) -> Sources:
+    """The store's items, pairs and valid replies, counted in one query."""
+    counts = (
+        select(func.count()).select_from(ItemRow).scalar_subquery(),
+        select(func.count()).select_from(PairRow).scalar_subquery(),
+        select(func.count())
+        .select_from(CompletionRow)
+        .where(CompletionRow.status == Status.OK)
+        .scalar_subquery(),
+    )
+    with store.session() as s:
+        items, pairs, replies = s.execute(select(*counts)).one()
+    return int(items), int(pairs), int(replies)
+
+
+@dataclass
+class Seats:
+    """Adds the seats the store's new items, pairs and replies call for, and remembers when it
+    last added some (for the admin page). Safe to call from any thread; a look that finds
+    nothing new costs one query."""
+
+    store: Store
+    people: PeopleSpec
+    seed: int
+    every: float  # seconds between looks while the server runs (0: none between requests)
+    started_at: float = field(default_factory=time.time)
+    added_at: float | None = None  # when a sync last added seats
+    added: dict[str, int] = field(default_factory=dict)  # what that sync added, per kind
+    _seen: Sources | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refresh(self) -> bool:
+        """Add the missing seats when the store's items, pairs or replies changed since the
+        last look; whether any were added."""
+        with self._lock:
+            sources = seat_sources(self.store)
+            if sources == self._seen:
+                return False
+            try:
+                counts = sync_tasks(self.store, self.people, self.seed)
+            except (IntegrityError, OperationalError) as exc:
+                # another server on the same store added them first, or held it locked: the
+                # next look tries again
+                log.warning("seats not added this time, will look again: %s", exc.orig)
+                return False
+            self._seen = sources
+            if not any(counts.added.values()):
+                return False
+            self.added_at = time.time()
+            self.added = {kind: counts.added[kind] for kind in KINDS if counts.added[kind]}
+            return True
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Look for new work every ``every`` seconds while the server runs."""
+        if self.every <= 0:
+            yield
+            return
+
+        async def keep_looking() -> None:
+            while True:
+                await asyncio.sleep(self.every)
+                try:
+                    await asyncio.to_thread(self.refresh)
+                except Exception:  # a store gone for a moment must not end the server
+                    log.exception("looking for new seats failed; will look again")
+
+        task = asyncio.create_task(keep_looking())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
