@@ -4,8 +4,9 @@ provenance of every bundle imported into the study."""
 
 from __future__ import annotations
 
-from heart.provenance import PACKAGE, PROVENANCE_FILE, Provenance
+from heart.provenance import PROVENANCE_FILE, Provenance
 from heart.report._tables import Table
+from heart.version import PACKAGE
 
 
 def _heart(p: Provenance) -> str:
