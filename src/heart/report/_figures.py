@@ -5,48 +5,35 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.colors import LinearSegmentedColormap
-from matplotlib.figure import Figure
 
 from heart.analyses import BEST_HUMAN, AdversarialReport, Board, StrategyReport
+from heart.report._colours import BAND_STOPS, USAGE_STOPS
 from heart.types import Axis
 
+if TYPE_CHECKING:
+    from matplotlib.colors import LinearSegmentedColormap
+    from matplotlib.figure import Figure
+
 AXES = [a.value for a in Axis]
-BANDS = LinearSegmentedColormap.from_list("heart", ["#c8553d", "#f6f1e7", "#3c7a5a"])
-USAGE = LinearSegmentedColormap.from_list("usage", ["#fbe3ea", "#d9ece8", "#1f7a7a", "#0b4949"])
-"""Strategy usage, as in the paper's heatmap: light pink for rarely used, dark teal for often."""
 DPI = 110
 
 
-def _hex_colours(colours: LinearSegmentedColormap) -> list[str]:
-    """The colour map's table of colours as hex strings, in its order."""
-    rgba = colours(np.arange(colours.N))
-    return [f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}" for r, g, b, _ in rgba]
+def new_figure(width: float, height: float) -> Figure:
+    """An empty figure of this size in inches. Only the report's figures need matplotlib, so it
+    is imported here, when the first one is drawn."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
 
 
-BAND_HEX, USAGE_HEX = _hex_colours(BANDS), _hex_colours(USAGE)
+def _colour_map(name: str, stops: Sequence[str]) -> LinearSegmentedColormap:
+    """The matplotlib colour map of a scale of the tables (heart.report._colours)."""
+    from matplotlib.colors import LinearSegmentedColormap
 
-
-def _pick(table: list[str], x: float) -> str:
-    """The colour of ``x`` (0 to 1) from a colour map's table, as the map itself picks it."""
-    return table[min(int(x * len(table)), len(table) - 1)]
-
-
-def band_colour(value: float, low: float, high: float) -> str:
-    """The hex colour of ``value`` on the report's red–cream–green band between low and high."""
-    if math.isnan(value) or high <= low:
-        return "#ffffff"
-    return _pick(BAND_HEX, min(max((value - low) / (high - low), 0.0), 1.0))
-
-
-def usage_colour(rate: float) -> str:
-    """The background of a usage rate (0 to 1) in a table: the heatmap's scale, kept to its
-    lighter half so that dark text stays readable."""
-    if math.isnan(rate):
-        return "#ffffff"
-    return _pick(USAGE_HEX, 0.5 * min(max(rate, 0.0), 1.0))
+    return LinearSegmentedColormap.from_list(name, list(stops))
 
 
 def _png(fig: Figure) -> bytes:
@@ -65,9 +52,10 @@ def heatmap_png(board: Board) -> bytes:
     rates = np.asarray([[s.win_rate, *(s.axis_win_rates[a] for a in AXES)] for s in standings])
     spread = max(float(np.nanmax(np.abs(elo - 1500))), 1.0)
     scaled = np.column_stack([(elo - 1500) / (2 * spread) + 0.5, rates])
-    fig = Figure(figsize=(1.25 * len(columns) + 2.2, 0.42 * k + 1.2))
+    fig = new_figure(1.25 * len(columns) + 2.2, 0.42 * k + 1.2)
     ax = fig.subplots()
-    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=BANDS, vmin=0, vmax=1, aspect="auto")
+    bands = _colour_map("heart", BAND_STOPS)
+    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=bands, vmin=0, vmax=1, aspect="auto")
     for i, s in enumerate(standings):
         ax.text(0, i, f"{s.elo:.0f} [{s.low:.0f}, {s.high:.0f}]", ha="center", va="center",
                 fontsize=8)  # fmt: skip
@@ -91,7 +79,7 @@ def forest_png(board: Board) -> bytes:
     if board.best_human is not None:
         rows.append(board.best_human)
     k = len(rows)
-    fig = Figure(figsize=(7.0, 0.34 * k + 1.3))
+    fig = new_figure(7.0, 0.34 * k + 1.3)
     ax = fig.subplots()
     y = np.arange(k)[::-1]
     for yi, s in zip(y, rows, strict=True):
@@ -124,7 +112,7 @@ def scree_png(
     line = np.asarray(thresholds, dtype=np.float64)
     beaten = observed > line
     kept = k if beaten.all() else int(np.argmin(beaten))
-    fig = Figure(figsize=(5.2, 3.2))
+    fig = new_figure(5.2, 3.2)
     ax = fig.subplots()
     ax.plot(x, observed, color="#1f4e79", lw=1.5, label="observed eigenvalue")
     ax.plot(x[:kept], observed[:kept], "o", color="#1f4e79", ms=6, label="retained")
@@ -145,7 +133,7 @@ def hostility_png(report: AdversarialReport) -> bytes:
     """One panel per escalation profile with kept items: each item's target hostility per
     seeker turn (line) and the rater's score (points)."""
     profiles = [p.profile for p in report.profiles if p.kept]
-    fig = Figure(figsize=(3.2 * len(profiles) + 0.6, 2.9))
+    fig = new_figure(3.2 * len(profiles) + 0.6, 2.9)
     axes = np.atleast_1d(fig.subplots(1, len(profiles), sharey=True, squeeze=False)[0])
     for ax, profile in zip(axes, profiles, strict=True):
         for n, kept in enumerate(k for k in report.kept if k.profile == profile):
@@ -170,9 +158,10 @@ def strategy_heatmap_png(report: StrategyReport) -> bytes:
     families = report.families
     index = [report.taxonomy.index(name) for name in report.order]
     rates = np.asarray([[u.diversity.rates[i] for u in families] for i in index])
-    fig = Figure(figsize=(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6))
+    fig = new_figure(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6)
     ax = fig.subplots()
-    image = ax.imshow(100 * rates, cmap=USAGE, vmin=0, vmax=100, aspect="auto")
+    usage = _colour_map("usage", USAGE_STOPS)
+    image = ax.imshow(100 * rates, cmap=usage, vmin=0, vmax=100, aspect="auto")
     for i in range(len(index)):
         for j in range(len(families)):
             value = 100 * rates[i, j]

@@ -4,15 +4,16 @@ with the real-time band, and Elo against the capability index with its least-squ
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from heart.analyses import CapabilityReport, LatencyReport, board_title
-from heart.report._figures import _png
+from heart.report._figures import _png, new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.lines import Line2D
 
 TICKS_MS = [m * 10.0**e for e in range(0, 6) for m in (1, 2, 5)]
 """Labelled times on the log axis: 1, 2, 5, 10, 20, 50 ms and so on up to 500 s."""
@@ -25,6 +26,8 @@ def _family_colours(families: list[str]) -> dict[str, str]:
 
 
 def _legend(ax: Axes, colours: dict[str, str], extra: list[Line2D]) -> None:
+    from matplotlib.lines import Line2D
+
     handles = [
         Line2D([], [], marker="o", ls="", color=colour, label=family)
         for family, colour in colours.items()
@@ -41,9 +44,12 @@ def latency_png(report: LatencyReport) -> bytes:
     """Each system's Elo (with its interval) against its median TTFT (with its interquartile
     range) on a log axis, coloured by family; the real-time band shaded and the mean Elo of the
     systems shown dashed."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
     points = report.points
     colours = _family_colours([p.family for p in points])
-    fig = Figure(figsize=(7.4, 4.2))
+    fig = new_figure(7.4, 4.2)
     ax = fig.subplots()
     lowest = min(min(p.ttft_q1 for p in points), report.realtime_ms)
     highest = max(max(p.ttft_q3 for p in points), report.realtime_ms)
@@ -85,10 +91,12 @@ def latency_png(report: LatencyReport) -> bytes:
 def capability_png(report: CapabilityReport) -> bytes:
     """Elo against the capability index, coloured by family, with the least-squares line; the
     systems furthest above and below it named in bold."""
+    from matplotlib.lines import Line2D
+
     points = report.points
     colours = _family_colours([p.family for p in points])
     named = {p.system for p in [*report.above, *report.below]}
-    fig = Figure(figsize=(7.4, 4.2))
+    fig = new_figure(7.4, 4.2)
     ax = fig.subplots()
     x = np.asarray([p.index for p in points])
     if math.isfinite(report.slope):

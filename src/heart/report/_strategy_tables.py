@@ -16,7 +16,7 @@ from heart.analyses import (
     StrategyUse,
     esconv_labels,
 )
-from heart.report._figures import usage_colour
+from heart.report._colours import usage_colour
 from heart.report._tables import MAX_DIFFERENCE_ROWS, Table, pct
 
 NO_CLASSIFICATION = (

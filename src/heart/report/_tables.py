@@ -20,7 +20,7 @@ from heart.analyses import (
     Standing,
     SubsetComparison,
 )
-from heart.report._figures import band_colour
+from heart.report._colours import band_colour
 from heart.stats import Share
 from heart.types import Axis
 
