@@ -20,7 +20,7 @@ import heart
 from heart.config import parse_study
 from heart.errors import ImportRefused
 from heart.prompts import load_prompt
-from heart.provenance import git_commit, source_root, stage_uses
+from heart.provenance import stage_uses
 from heart.release import export_bundle, import_bundle
 from heart.store import (
     BundleProvenanceRow,
@@ -33,6 +33,7 @@ from heart.store import (
     open_store,
 )
 from heart.types import sha256_hex
+from heart.version import git_commit, source_root
 
 from .fakes.fault_server import FaultServer, conversation, count_words
 from .helpers import heart as run_heart

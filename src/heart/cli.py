@@ -65,7 +65,7 @@ StudyOption = Annotated[
 
 def _print_version(asked: bool) -> None:
     if asked:
-        from heart.provenance import version_line
+        from heart.version import version_line
 
         say(version_line())
         raise typer.Exit()

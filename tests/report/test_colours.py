@@ -6,14 +6,29 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from matplotlib.colors import Normalize
+from matplotlib.colors import LinearSegmentedColormap, Normalize
 
-from heart.report._figures import BANDS, USAGE, band_colour, usage_colour
+from heart.report._colours import (
+    BAND_HEX,
+    BAND_STOPS,
+    USAGE_HEX,
+    USAGE_STOPS,
+    band_colour,
+    usage_colour,
+)
+
+BANDS = LinearSegmentedColormap.from_list("heart", list(BAND_STOPS))
+USAGE = LinearSegmentedColormap.from_list("usage", list(USAGE_STOPS))
 
 
 def _hex(rgba: tuple[float, float, float, float]) -> str:
     r, g, b, _ = rgba
     return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+
+
+def test_the_colour_tables_are_matplotlibs() -> None:
+    for table, colours in ((BAND_HEX, BANDS), (USAGE_HEX, USAGE)):
+        assert table == [_hex(rgba) for rgba in colours(np.arange(colours.N))]
 
 
 def test_band_and_usage_colours_match_matplotlib() -> None:

@@ -9,6 +9,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
@@ -22,7 +23,7 @@ from heart.store import (
     SystemRow,
     open_store,
 )
-from heart.store._db import MIGRATIONS
+from heart.store._db import HEAD, MIGRATIONS, REVISIONS, schema_state
 
 from ..rows import seed_study
 
@@ -84,6 +85,37 @@ def test_a_store_from_the_first_schema_upgrades_and_keeps_its_rows(tmp_path: Pat
         assert s.get(SystemRow, "m1") is not None
     assert "refused" in {c["name"] for c in inspect(store.engine).get_columns("judgments")}
     store.close()
+
+
+def test_the_revisions_read_from_the_file_names_are_alembics(tmp_path: Path) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    scripts = ScriptDirectory.from_config(config)
+    assert tuple(s.revision for s in reversed(list(scripts.walk_revisions()))) == REVISIONS
+    assert scripts.get_current_head() == HEAD
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    engine = create_engine(url)
+    assert schema_state(engine).revision is None  # no schema yet: nothing recorded
+    for revision in ("0001", REVISIONS[-2], HEAD):
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, revision)
+        state = schema_state(engine)
+        with engine.connect() as conn:
+            assert state.revision == MigrationContext.configure(conn).get_current_revision()
+        assert state.revision == revision and state.current == (revision == HEAD)
+    engine.dispose()
+
+
+def test_two_recorded_revisions_are_a_clear_error(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    open_store(url).close()
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO alembic_version (version_num) VALUES ('0042')"))
+    with pytest.raises(StoreError, match=r"records 2 schema revisions \(0009, 0042\)"):
+        open_store(url)
+    engine.dispose()
 
 
 def test_reopening_is_idempotent(tmp_path: Path) -> None:

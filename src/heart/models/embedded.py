@@ -19,7 +19,6 @@ from heart.endpoints import IN_PROCESS
 from heart.errors import HeartError
 from heart.models._cores import FreeCores, usable_cores
 from heart.models._errors import ModelCallError
-from heart.models._greedy import greedy_grammar_llama
 from heart.models._protocol import ChatRequest, ChatResponse
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -119,6 +118,8 @@ def _load(path: Path, n_ctx: int) -> _Loaded:
     key = (str(path), n_ctx)
     with _LOAD_LOCK:
         if key not in _LOADED:
+            from heart.models._greedy import greedy_grammar_llama  # numpy: loading needs it
+
             try:
                 llama = greedy_grammar_llama()
             except ImportError:

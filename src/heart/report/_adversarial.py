@@ -5,7 +5,6 @@ items; its tables, figure and CSV files."""
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import (
     MIN_SEPARATION,
@@ -17,7 +16,7 @@ from heart.analyses import (
 )
 from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
 from heart.report._facts import StudyFacts
-from heart.report._figures import png_bytes
+from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Flag, Section
 from heart.report._table import Table, interval, num, share_text
 
@@ -210,7 +209,7 @@ def hostility_png(report: AdversarialReport) -> bytes:
     """One panel per escalation profile with kept items: each item's target hostility per
     seeker turn (line) and the rater's score (points)."""
     profiles = [p.profile for p in report.profiles if p.kept]
-    fig = PlotFigure(figsize=(3.2 * len(profiles) + 0.6, 2.9))
+    fig = new_figure(3.2 * len(profiles) + 0.6, 2.9)
     axes = np.atleast_1d(fig.subplots(1, len(profiles), sharey=True, squeeze=False)[0])
     for ax, profile in zip(axes, profiles, strict=True):
         for n, kept in enumerate(k for k in report.kept if k.profile == profile):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import (
     BEST_HUMAN,
@@ -18,9 +17,10 @@ from heart.analyses import (
     Standing,
     board_audit,
 )
+from heart.report._colours import band_colour
 from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
-from heart.report._figures import BANDS, band_colour, png_bytes
+from heart.report._figures import bands, new_figure, png_bytes
 from heart.report._latency import TTFT_COLUMNS, ttft_cells, with_ttft
 from heart.report._section import Block, Figure, Section
 from heart.report._table import (
@@ -304,9 +304,9 @@ def heatmap_png(board: Board) -> bytes:
     rates = np.asarray([[s.win_rate, *(s.axis_win_rates[a] for a in AXES)] for s in standings])
     spread = max(float(np.nanmax(np.abs(elo - 1500))), 1.0)
     scaled = np.column_stack([(elo - 1500) / (2 * spread) + 0.5, rates])
-    fig = PlotFigure(figsize=(1.25 * len(columns) + 2.2, 0.42 * k + 1.2))
+    fig = new_figure(1.25 * len(columns) + 2.2, 0.42 * k + 1.2)
     ax = fig.subplots()
-    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=BANDS, vmin=0, vmax=1, aspect="auto")
+    ax.imshow(np.nan_to_num(scaled, nan=0.5), cmap=bands(), vmin=0, vmax=1, aspect="auto")
     for i, s in enumerate(standings):
         ax.text(0, i, f"{s.elo:.0f} [{s.low:.0f}, {s.high:.0f}]", ha="center", va="center",
                 fontsize=8)  # fmt: skip
@@ -330,7 +330,7 @@ def forest_png(board: Board) -> bytes:
     if board.best_human is not None:
         rows.append(board.best_human)
     k = len(rows)
-    fig = PlotFigure(figsize=(7.0, 0.34 * k + 1.3))
+    fig = new_figure(7.0, 0.34 * k + 1.3)
     ax = fig.subplots()
     y = np.arange(k)[::-1]
     for yi, s in zip(y, rows, strict=True):

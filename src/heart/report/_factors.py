@@ -8,12 +8,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import MIN_FACTOR_COMPLETIONS, FactorStructure, IntervalEstimate
 from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
-from heart.report._figures import png_bytes
+from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Flag, Section
 from heart.report._table import AXES, Table, num, pct
 
@@ -403,7 +402,7 @@ def scree_png(
     line = np.asarray(thresholds, dtype=np.float64)
     beaten = observed > line
     kept = k if beaten.all() else int(np.argmin(beaten))
-    fig = PlotFigure(figsize=(5.2, 3.2))
+    fig = new_figure(5.2, 3.2)
     ax = fig.subplots()
     ax.plot(x, observed, color="#1f4e79", lw=1.5, label="observed eigenvalue")
     ax.plot(x[:kept], observed[:kept], "o", color="#1f4e79", ms=6, label="retained")

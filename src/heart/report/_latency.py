@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure as PlotFigure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from heart.analyses import (
     BEST_HUMAN,
@@ -24,11 +21,15 @@ from heart.analyses import (
 )
 from heart.report._csv import Cell, csv_text, number
 from heart.report._facts import StudyFacts
-from heart.report._figures import png_bytes
+from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Section
 from heart.report._table import Table, pct
 from heart.stats import Correlation
 from heart.types import SystemKind
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.lines import Line2D
 
 TTFT_HEADER = "median TTFT [IQR]"
 SHORT_MISSING = {
@@ -443,6 +444,8 @@ def _family_colours(families: list[str]) -> dict[str, str]:
 
 
 def _legend(ax: Axes, colours: dict[str, str], extra: list[Line2D]) -> None:
+    from matplotlib.lines import Line2D
+
     handles = [
         Line2D([], [], marker="o", ls="", color=colour, label=family)
         for family, colour in colours.items()
@@ -459,9 +462,12 @@ def latency_png(report: LatencyReport) -> bytes:
     """Each system's Elo (with its interval) against its median TTFT (with its interquartile
     range) on a log axis, coloured by family; the real-time band shaded and the mean Elo of the
     systems shown dashed."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
     points = report.points
     colours = _family_colours([p.family for p in points])
-    fig = PlotFigure(figsize=(7.4, 4.2))
+    fig = new_figure(7.4, 4.2)
     ax = fig.subplots()
     lowest = min(min(p.ttft_q1 for p in points), report.realtime_ms)
     highest = max(max(p.ttft_q3 for p in points), report.realtime_ms)
@@ -503,10 +509,12 @@ def latency_png(report: LatencyReport) -> bytes:
 def capability_png(report: CapabilityReport) -> bytes:
     """Elo against the capability index, coloured by family, with the least-squares line; the
     systems furthest above and below it named in bold."""
+    from matplotlib.lines import Line2D
+
     points = report.points
     colours = _family_colours([p.family for p in points])
     named = {p.system for p in [*report.above, *report.below]}
-    fig = PlotFigure(figsize=(7.4, 4.2))
+    fig = new_figure(7.4, 4.2)
     ax = fig.subplots()
     x = np.asarray([p.index for p in points])
     if math.isfinite(report.slope):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from matplotlib.figure import Figure as PlotFigure
 
 from heart.analyses import (
     ALL_ITEMS,
@@ -19,9 +18,10 @@ from heart.analyses import (
     StrategyUse,
     esconv_labels,
 )
+from heart.report._colours import usage_colour
 from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
-from heart.report._figures import USAGE, png_bytes, usage_colour
+from heart.report._figures import new_figure, png_bytes, usage
 from heart.report._section import Block, Figure, Flag, Section
 from heart.report._table import MAX_DIFFERENCE_ROWS, Table, num, pct
 
@@ -385,9 +385,9 @@ def strategy_heatmap_png(report: StrategyReport) -> bytes:
     families = report.families
     index = [report.taxonomy.index(name) for name in report.order]
     rates = np.asarray([[u.diversity.rates[i] for u in families] for i in index])
-    fig = PlotFigure(figsize=(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6))
+    fig = new_figure(1.15 * len(families) + 3.4, 0.36 * len(index) + 1.6)
     ax = fig.subplots()
-    image = ax.imshow(100 * rates, cmap=USAGE, vmin=0, vmax=100, aspect="auto")
+    image = ax.imshow(100 * rates, cmap=usage(), vmin=0, vmax=100, aspect="auto")
     for i in range(len(index)):
         for j in range(len(families)):
             value = 100 * rates[i, j]

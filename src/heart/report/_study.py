@@ -5,10 +5,11 @@ file itself."""
 
 from __future__ import annotations
 
-from heart.provenance import PACKAGE, PROVENANCE_FILE, Provenance
+from heart.provenance import PROVENANCE_FILE, Provenance
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Bullets, Code, Heading, Section
 from heart.report._table import Table
+from heart.version import PACKAGE
 
 
 def _study_counts(facts: StudyFacts) -> list[str]:
@@ -16,7 +17,8 @@ def _study_counts(facts: StudyFacts) -> list[str]:
     out = ["items: " + ", ".join(f"{k} {v}" for k, v in sorted(facts.items.items()))]
     out += [f"pairs: {facts.pairs}"]
     for system, (ok, failed) in facts.completions.items():
-        out.append(f"completions by `{system}`: {ok} ok, {failed} failed")
+        done = f"{ok} ok, {failed} failed" if ok or failed else "none yet"
+        out.append(f"completions by `{system}`: {done}")
     for judge, n in facts.judgments.items():
         left_out = f", {n.left_out} valid but left out" if n.left_out else ""
         out.append(

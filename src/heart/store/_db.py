@@ -7,20 +7,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, inspect, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from heart.errors import StoreError
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).with_name("migrations")
+REVISIONS = tuple(sorted(p.name.split("_", 1)[0] for p in MIGRATIONS.glob("versions/[0-9]*_*.py")))
+"""This release's schema revisions, oldest first: each migration's file is named by its revision
+(``0009_bundle_provenance.py`` is revision 0009), so reading them needs no alembic, which is slow
+to import and is imported only when a migration runs."""
+HEAD = REVISIONS[-1]
+VERSION_TABLE = "alembic_version"
 POOL_SIZE = 40
 """Connections the store keeps open once opened (it opens them only as needed). The web app
 runs up to 40 requests at once (anyio's worker threads); with SQLAlchemy's default of 5, a busy
@@ -66,18 +71,35 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
 
 
 def _alembic_config() -> Config:
+    """Alembic's settings for the store's migrations."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
 
 
+def _revision(connection: Connection) -> str | None:
+    """The schema revision alembic recorded in the database; None before any."""
+    if not inspect(connection).has_table(VERSION_TABLE):
+        return None
+    rows = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE} ORDER BY 1"))
+    found = rows.scalars().all()
+    if len(found) > 1:
+        raise StoreError(
+            f"the store records {len(found)} schema revisions ({', '.join(found)}) where heart "
+            "writes one: point store at this study's own database"
+        )
+    return found[0] if found else None
+
+
 def _migrate(engine: Engine) -> None:
-    config = _alembic_config()
-    head = ScriptDirectory.from_config(config).get_current_head()
     with engine.begin() as connection:
-        current = MigrationContext.configure(connection).get_current_revision()
-        if current == head:
+        if _revision(connection) == HEAD:
             return
+        from alembic import command
+
+        config = _alembic_config()
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 
@@ -99,14 +121,10 @@ class SchemaState:
 
 def schema_state(engine: Engine) -> SchemaState:
     """The schema revision of the database behind ``engine`` (nothing is migrated)."""
-    scripts = ScriptDirectory.from_config(_alembic_config())
-    head = scripts.get_current_head()
-    assert head is not None  # the package ships its migrations
     with engine.connect() as connection:
-        revision = MigrationContext.configure(connection).get_current_revision()
+        revision = _revision(connection)
         tables = frozenset(inspect(connection).get_table_names())
-    known = frozenset(script.revision for script in scripts.walk_revisions())
-    return SchemaState(revision, head, known, tables)
+    return SchemaState(revision, HEAD, frozenset(REVISIONS), tables)
 
 
 @dataclass
