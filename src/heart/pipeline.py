@@ -49,7 +49,6 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         AgreementReport,
         Board,
         Boards,
-        EvidenceRule,
         JudgeAudit,
         LatencyReport,
         Leaderboard,
@@ -238,14 +237,6 @@ def verdicts(study: Study) -> VerdictTable:
     return verdict_rows(study.store)
 
 
-def _evidence_rule(study: Study) -> EvidenceRule:
-    """The study's thresholds below which a system's standing is preliminary."""
-    from heart.analyses import EvidenceRule
-
-    given = study.config.ratings.preliminary
-    return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
-
-
 def boards(study: Study) -> Boards:
     """Every board the verdicts support, the main one first (as the report shows them):
     per judge source and subset; ``.to_pandas()`` stacks their rows."""
@@ -257,7 +248,7 @@ def boards(study: Study) -> Boards:
         rounds=ratings.bootstrap_rounds,
         seed=study.config.seed,
         level=ratings.level,
-        rule=_evidence_rule(study),
+        rule=study.evidence_rule(),
     )
 
 
@@ -308,7 +299,7 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
     ratings = study.config.ratings
     return build_board(
         rows, source, subset, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
-        level=ratings.level, rule=_evidence_rule(study),
+        level=ratings.level, rule=study.evidence_rule(),
     )  # fmt: skip
 
 

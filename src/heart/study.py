@@ -10,7 +10,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heart.config import (
     DEFAULT_STORE,
@@ -25,6 +25,9 @@ from heart.prompts import Prompt, load_prompt
 from heart.store import JudgeRow, PromptRow, Store, SystemRow, add_if_missing, open_store
 from heart.types import JudgeSource
 
+if TYPE_CHECKING:
+    from heart.analyses import EvidenceRule
+
 
 @dataclass
 class Study:
@@ -35,6 +38,13 @@ class Study:
     @property
     def report_dir(self) -> Path:
         return self.root / "report"
+
+    def evidence_rule(self) -> EvidenceRule:
+        """The study's thresholds below which a system's standing is preliminary."""
+        from heart.analyses import EvidenceRule
+
+        given = self.config.ratings.preliminary
+        return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
 
     def use_prompt(self, name: str, version: str = "v1") -> Prompt:
         """Load a shipped prompt template and record it in the store by its hash."""

@@ -13,7 +13,6 @@ from heart.analyses import (
     Board,
     CapabilityReport,
     Comparisons,
-    EvidenceRule,
     FactorStructure,
     JudgeAudit,
     LatencyReport,
@@ -103,12 +102,6 @@ class StudyFacts:
         return next((b for b in self.boards if (b.source, b.subset) == (source, subset)), None)
 
 
-def evidence_rule(study: Study) -> EvidenceRule:
-    """The study's thresholds below which a system's standing is preliminary."""
-    given = study.config.ratings.preliminary
-    return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
-
-
 def _by_status(
     rows: Sequence[Row[str, str, int]], every: Sequence[str] = ()
 ) -> dict[str, tuple[int, int]]:
@@ -165,7 +158,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         prompts=[(p.name, p.version, p.hash) for p in provenance.prompts],
         families=families,
         boards=build_boards(
-            comparisons, rounds=rounds, seed=seed, level=level, rule=evidence_rule(study)
+            comparisons, rounds=rounds, seed=seed, level=level, rule=study.evidence_rule()
         ),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
