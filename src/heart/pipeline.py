@@ -49,10 +49,14 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         AgreementReport,
         Board,
         Boards,
+        CapabilityReport,
+        FactorStructure,
         JudgeAudit,
         LatencyReport,
         Leaderboard,
+        RationaleReport,
         Source,
+        StrategyReport,
     )
     from heart.frames import Rows
     from heart.report import StudyFacts
@@ -328,6 +332,59 @@ def latency(study: Study) -> LatencyReport:
     )  # fmt: skip
 
 
+def strategies(study: Study) -> StrategyReport:
+    """Support strategies as the report states them: usage, diversity, humans against each
+    model family, and the classifier against human consensus and ESConv's annotations.
+    ``.to_pandas()``: one row per group and strategy; ``.tables()`` every table by the name of
+    its CSV file. A HeartError says how to classify when nothing is classified yet."""
+    from heart.report import strategy_report
+    from heart.report._strategies import NO_CLASSIFICATION
+
+    found = strategy_report(study)
+    if found is None:
+        raise HeartError(NO_CLASSIFICATION)
+    return found
+
+
+def rationales(study: Study) -> RationaleReport:
+    """The themes judges and raters bring up, their co-mention where humans and LLM judges
+    agree, themes with the verdict, and the LLM coder against the rule coder.
+    ``.to_pandas()``: one row per coder, judge source and theme; ``.tables()`` every table by
+    the name of its CSV file (empty until rationales are coded: `heart rationales`)."""
+    from heart.analyses import load_comparisons
+    from heart.report import rationale_report
+
+    return rationale_report(study, load_comparisons(study.store, source="all"))
+
+
+def factors(study: Study) -> FactorStructure:
+    """The factor structure of the five HEART axes from the LLM judges' verdicts: loadings,
+    eigenvalues against parallel analysis, α and the relation to the win rate.
+    ``.to_pandas()``: one row per axis; ``.tables()`` every table by the name of its CSV file
+    (empty until LLM judges have scored the axes)."""
+    from heart.analyses import load_comparisons
+    from heart.report import factor_report
+
+    return factor_report(study, load_comparisons(study.store, source="all"))
+
+
+def capability(study: Study, index: Path | None = None) -> CapabilityReport:
+    """The main board against the capability index (``index``, else
+    ``ratings.capability_index``): ``.to_pandas()`` one row per system with an index value;
+    ``.tables()`` the correlations too. A HeartError says how to give an index when there is
+    none; a bad index file raises IndexFileError."""
+    from heart.report import capability_against
+
+    found = capability_index(study, index)
+    if found is None:
+        raise HeartError(
+            f"no capability index: set ratings.capability_index in {STUDY_FILE} to a CSV file "
+            "with the columns system and value, or pass index=PATH"
+        )
+    main = boards(study)
+    return capability_against(study, main[0] if main else None, found)
+
+
 def facts(study: Study, index: Path | None = None) -> StudyFacts:
     """Everything the report states (counts, every board, agreement, the judge audit,
     strategies, rationales, factors, latency, provenance), read without writing anything."""
@@ -520,11 +577,13 @@ __all__ = [
     "boards",
     "build_adversarial",
     "build_items",
+    "capability",
     "capability_index",
     "classify_strategies",
     "code_rationales",
     "dry_run",
     "export",
+    "factors",
     "facts",
     "generate",
     "import_into",
@@ -532,7 +591,9 @@ __all__ = [
     "latency",
     "leaderboard",
     "open_study",
+    "rationales",
     "report",
     "run",
+    "strategies",
     "verdicts",
 ]

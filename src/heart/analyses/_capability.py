@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +21,12 @@ from heart.stats import (
     pearson_correlation,
     spearman_correlation,
 )
+from heart.tables import CORRELATION_COLUMNS, Cell, CellTable, correlation_cells, number
 
 FURTHEST = 3  # systems named above and below the line
 ON_THE_LINE = 1e-6  # Elo: a residual this small is rounding, not a system off the line
+CAPABILITY_COLUMNS = ["board", "system", "family", "index", "elo", "win_rate", "fitted_elo",
+                      "residual"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,32 @@ class CapabilityReport:
     not_on_board: list[str] = field(default_factory=list)  # in the index, not ranked
     without_value: list[str] = field(default_factory=list)  # ranked, not in the index
     equal_index: list[EqualIndex] = field(default_factory=list)  # widest Elo gap first
+
+    def tables(self) -> dict[str, CellTable]:
+        """The report's tables: capability (capability.csv: one row per system of the board
+        with an index value) and capability_correlations (the index's rows of
+        latency_capability.csv: Pearson and Spearman of the index with Elo and with the win
+        rate, none below MIN_CORRELATION_SYSTEMS systems)."""
+        points: list[list[Cell]] = [
+            [self.board, p.system, p.family, p.index, p.elo, number(p.win_rate),
+             number(p.fitted), number(p.residual)]
+            for p in self.points
+        ]  # fmt: skip
+        correlations = [
+            correlation_cells(self.board, "index", y, c)
+            for y, c in (("elo", self.elo_pearson), ("elo", self.elo_spearman),
+                         ("win_rate", self.win_pearson), ("win_rate", self.win_spearman))
+            if c is not None
+        ]  # fmt: skip
+        return {
+            "capability": CellTable(CAPABILITY_COLUMNS, points),
+            "capability_correlations": CellTable(CORRELATION_COLUMNS, correlations),
+        }
+
+    def to_pandas(self) -> Any:
+        """capability as a data frame: one row per system with its index value, Elo, win rate,
+        the Elo the line predicts from its index value, and the residual."""
+        return self.tables()["capability"].to_pandas()
 
     @property
     def above(self) -> list[CapabilityPoint]:

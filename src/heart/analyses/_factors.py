@@ -9,6 +9,7 @@ analysis with an oblimin rotation, Cronbach's α, and correlations with the over
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +29,7 @@ from heart.stats import (
     overall_win_rate,
     parallel_analysis,
 )
+from heart.tables import Cell, CellTable
 from heart.types import Axis
 
 Floats = npt.NDArray[np.float64]
@@ -126,6 +128,19 @@ class FactorStructure:
     scores: AxisScores | None = None
     z: Floats | None = None  # (completions analysed, 5) z-scores
     factor_values: Floats | None = None  # (completions analysed, factors) regression scores
+
+    def tables(self) -> dict[str, CellTable]:
+        """The report's CSV tables, by file name without ``.csv``: factor_axes (per axis: its
+        spread, correlation with the win rate, α if dropped, loadings, communality,
+        uniqueness and correlations with the other axes), factor_eigenvalues (per component,
+        against parallel analysis's threshold), factor_summary (α, factor against win rate,
+        factors retained and fitted), factor_systems (mean scores per system) and
+        factor_scores (every completion analysed). Empty tables when no axis was scored."""
+        return factor_tables(self)
+
+    def to_pandas(self) -> Any:
+        """factor_axes as a data frame: one row per HEART axis."""
+        return self.tables()["factor_axes"].to_pandas()
 
     @property
     def enough(self) -> bool:
@@ -315,3 +330,100 @@ def factor_structure(
         factor_values=values,
         systems=_system_scores(scores, kept, axis_mean, values),
     )
+
+
+# --- as tables ---
+
+
+def factor_tables(report: FactorStructure) -> dict[str, CellTable]:
+    """See ``FactorStructure.tables``."""
+    solution = report.solution
+    fitted = solution.factors if solution else 0
+    slots = 2  # the most factors a model of the five axes identifies
+    axes: list[list[Cell]] = []
+    for k, a in enumerate(report.axes):
+        loadings: list[Cell] = [
+            float(solution.loadings[k, f]) if solution and f < fitted else None
+            for f in range(slots)
+        ]
+        correlations: list[Cell] = (
+            [float(v) for v in report.correlation[k]]
+            if report.correlation is not None
+            else [None] * len(AXES)
+        )
+        axes.append(
+            [a.axis, report.completions, a.verdicts_per_completion, a.sd, a.win.value, a.win.low,
+             a.win.high, a.alpha_if_dropped, *loadings,
+             float(solution.communalities[k]) if solution else None,
+             float(solution.uniquenesses[k]) if solution else None, *correlations]
+        )  # fmt: skip
+    eigen: list[list[Cell]] = []
+    if report.parallel is not None:
+        pa = report.parallel
+        eigen = [
+            [i + 1, float(e), float(t), pa.percentile, pa.draws, i < pa.factors]
+            for i, (e, t) in enumerate(zip(pa.eigenvalues, pa.thresholds, strict=True))
+        ]
+    n = report.completions
+    summary: list[list[Cell]] = []
+    if report.alpha is not None:
+        summary.append(["cronbach_alpha", report.alpha.value, report.alpha.low,
+                        report.alpha.high, n])  # fmt: skip
+    for f, e in enumerate(report.factor_win, 1):
+        summary.append([f"r_factor_{f}_win_rate", e.value, e.low, e.high, n])
+    if report.axis_mean_win is not None:
+        e = report.axis_mean_win
+        summary.append(["r_axis_mean_win_rate", e.value, e.low, e.high, n])
+    if solution is not None and fitted > 1:
+        summary.append(["factor_correlation_1_2", float(solution.factor_correlation[0, 1]),
+                        None, None, n])  # fmt: skip
+    if report.parallel is not None:
+        summary.append(["parallel_analysis_factors", report.suggested, None, None, n])
+    summary.append(["factors_fitted", fitted, None, None, n])
+    systems: list[list[Cell]] = [
+        [s.system, s.completions,
+         *(s.factors[f] if f < len(s.factors) else None for f in range(slots)),
+         s.axis_mean, s.win_rate]
+        for s in report.systems
+    ]  # fmt: skip
+    scores, z, values = report.scores, report.z, report.factor_values
+    per_completion: list[list[Cell]] = []
+    if scores is not None:
+        for row, i in enumerate(scores.complete.nonzero()[0]):
+            factor_cells: list[Cell] = [
+                float(values[row, f]) if values is not None and f < fitted else None
+                for f in range(slots)
+            ]
+            z_cells: list[Cell] = (
+                [float(v) for v in z[row]] if z is not None else [None] * len(AXES)
+            )
+            per_completion.append(
+                [scores.completions[i], scores.systems[scores.system[i]],
+                 scores.conversations[scores.conversation[i]], int(scores.comparisons[i]),
+                 float(scores.win_rate[i]), *(float(v) for v in scores.scores[i]),
+                 *z_cells, *factor_cells]
+            )  # fmt: skip
+    factor_columns = [f"factor_{f}" for f in range(1, slots + 1)]
+    return {
+        "factor_axes": CellTable(
+            ["axis", "completions", "verdicts_per_completion", "sd", "win_r", "win_low",
+             "win_high", "alpha_if_dropped", *(f"loading_{f}" for f in range(1, slots + 1)),
+             "communality", "uniqueness", *(f"r_{a}" for a in AXES)],
+            axes,
+        ),
+        "factor_eigenvalues": CellTable(
+            ["component", "eigenvalue", "threshold", "percentile", "draws", "retained"], eigen
+        ),
+        "factor_summary": CellTable(["statistic", "estimate", "low", "high", "completions"],
+                                   summary),
+        "factor_systems": CellTable(
+            ["system", "completions", *(f"mean_{c}" for c in factor_columns), "mean_axis_z",
+             "mean_win_rate"],
+            systems,
+        ),
+        "factor_scores": CellTable(
+            ["completion", "system", "conversation", "comparisons", "win_rate",
+             *(f"score_{a}" for a in AXES), *(f"z_{a}" for a in AXES), *factor_columns],
+            per_completion,
+        ),
+    }  # fmt: skip

@@ -20,8 +20,9 @@ From one coder's codes (its ok codings of counted judgments under the codebook i
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import func, select
@@ -47,6 +48,7 @@ from heart.store import (
     Store,
     counted_judgment,
 )
+from heart.tables import SHARE_COLUMNS, Cell, CellTable, share_cells
 from heart.types import JudgeSource, Order, Side, Status
 
 SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
@@ -154,6 +156,20 @@ class RationaleReport:
     @property
     def primary(self) -> CoderReport | None:
         return self.coders[0] if self.coders else None
+
+    def tables(self, quoted: Callable[[str], str] = str) -> dict[str, CellTable]:
+        """The report's CSV tables, by file name without ``.csv``: rationale-themes (mention
+        rate per coder, judge source and theme), rationale-comention (per coder and theme, on
+        the pairs humans and LLM judges agreed on), rationale-verdicts (themes with the
+        verdict), rationale-codes (every code, with the words behind it, passed through
+        ``quoted``) and rationale-coders (the LLM coder against the rule coder). Empty tables
+        when nothing is coded."""
+        return rationale_tables(self, quoted)
+
+    def to_pandas(self) -> Any:
+        """rationale-themes as a data frame: one row per coder, judge source and theme, with
+        the share of rationales mentioning it (hits, n, estimate, low, high)."""
+        return self.tables()["rationale-themes"].to_pandas()
 
 
 def count_rationales(store: Store) -> dict[str, int]:
@@ -521,3 +537,73 @@ def analyse_rationales(
         llm_coder=llm_coder,
         codes=records,
     )
+
+
+# --- as tables ---
+
+
+THEMES_COLUMNS = ["coder", "judges", "theme", "axis", "skill", "polarity", *SHARE_COLUMNS]
+COMENTION_COLUMNS = [
+    "coder", "theme", "agreed_pairs", *SHARE_COLUMNS, "chance", "kappa", "human_rate", "llm_rate",
+]  # fmt: skip
+VERDICTS_COLUMNS = [
+    "coder", "judges", "theme", "judgments", "its_reply_won", "odds", "low", "high", "p", "p_bh",
+    "log_odds_per_10_words_longer", "log_odds_shown_first", "log_odds_per_10_rationale_words",
+    "note",
+]  # fmt: skip
+CODES_COLUMNS = ["coder", "judgment", "judge", "judges", "theme", "side", "negated", "evidence",
+                 "cue"]  # fmt: skip
+CODERS_COLUMNS = ["coder", "reference", "theme", *SHARE_COLUMNS, "kappa"]
+
+
+def rationale_tables(
+    report: RationaleReport, quoted: Callable[[str], str] = str
+) -> dict[str, CellTable]:
+    """See ``RationaleReport.tables``."""
+    themes = report.codebook.themes
+    mentions: list[list[Cell]] = [
+        [c.coder, source, t.id, t.axis.value, t.skill, t.polarity, *share_cells(shares[n])]
+        for c in report.coders
+        for source, shares in c.rates.items()
+        for n, t in enumerate(themes)
+    ]
+    comention: list[list[Cell]] = []
+    for c in report.coders:
+        m = c.comention
+        if m is None:
+            continue
+        comention.append(
+            [c.coder, "all", c.agreed_pairs, *share_cells(m.overall), m.chance_overall,
+             m.kappa_overall, None, None]
+        )  # fmt: skip
+        comention += [
+            [c.coder, t.id, c.agreed_pairs, *share_cells(m.themes[n]), float(m.chance[n]),
+             float(m.kappa[n]), float(m.rate_first[n]), float(m.rate_second[n])]
+            for n, t in enumerate(themes)
+        ]  # fmt: skip
+    verdicts: list[list[Cell]] = [
+        [c.coder, v.source, v.theme, v.n, v.won, v.odds, v.low, v.high, v.p_value, v.p_adjusted,
+         v.length, v.shown_first, v.rationale_words, v.note]
+        for c in report.coders
+        for v in c.links
+    ]  # fmt: skip
+    codes: list[list[Cell]] = [
+        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, quoted(r.evidence),
+         quoted(r.cue)]
+        for r in report.codes
+    ]  # fmt: skip
+    coders: list[list[Cell]] = []
+    a = report.agreement
+    if a is not None:
+        coders.append([a.coder, a.reference, "all", *share_cells(a.overall), a.kappa_overall])
+        coders += [
+            [a.coder, a.reference, t.id, *share_cells(a.themes[n]), a.kappa[n]]
+            for n, t in enumerate(themes)
+        ]
+    return {
+        "rationale-themes": CellTable(THEMES_COLUMNS, mentions),
+        "rationale-comention": CellTable(COMENTION_COLUMNS, comention),
+        "rationale-verdicts": CellTable(VERDICTS_COLUMNS, verdicts),
+        "rationale-codes": CellTable(CODES_COLUMNS, codes),
+        "rationale-coders": CellTable(CODERS_COLUMNS, coders),
+    }

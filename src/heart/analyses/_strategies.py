@@ -32,6 +32,7 @@ from heart.stats import (
 )
 from heart.store import ClassificationRow, CompletionRow, ItemRow, Store, SystemRow
 from heart.strategies import Taxonomy
+from heart.tables import Cell, CellTable
 from heart.types import Status, Subset, SystemKind
 
 Bools = npt.NDArray[np.bool_]
@@ -186,6 +187,18 @@ class StrategyReport:
         return next(
             (c for c in self.checks if (c.reference, c.uncertain) == (reference, uncertain)), None
         )
+
+    def tables(self) -> dict[str, CellTable]:
+        """The report's CSV tables, by file name without ``.csv``: strategy_usage (one row per
+        group and strategy), strategy_diversity (per group), strategy_differences (humans
+        against each family, per strategy), classifier_f1 (against human consensus) and
+        classifier_audit (against ESConv's annotations), a macro row then one per strategy."""
+        return strategy_tables(self)
+
+    def to_pandas(self) -> Any:
+        """strategy_usage as a data frame: one row per group (``scope`` system or family, on
+        ``items``) and strategy, with its ``uses`` and usage ``rate``."""
+        return self.tables()["strategy_usage"].to_pandas()
 
 
 @dataclass(frozen=True)
@@ -455,3 +468,78 @@ def analyse_strategies(
         level=level,
         rounds=rounds,
     )
+
+
+# --- as tables ---
+
+
+GROUP_COLUMNS = ["scope", "items", "group", "kind", "replies"]
+F1_COLUMNS = ["classifier", "reference", "uncertain", "strategy", "esconv_labels", "f1", "low",
+              "high", "tp", "fp", "fn", "replies", "flagged", "not_scored"]  # fmt: skip
+
+
+def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
+    """The macro F1 (flagged or not), one row per strategy the check scores, then one per
+    strategy it cannot score, with why (``not_scored``) and no numbers."""
+    r = check.result
+    esconv = check.reference == "ESConv annotations"
+    rows: list[list[Cell]] = [
+        [classifier, check.reference, check.uncertain, "macro", None, r.macro, r.macro_low,
+         r.macro_high, None, None, None, r.replies, check.flagged, None],
+    ]  # fmt: skip
+    for n, name in enumerate(check.strategies):
+        rows.append(
+            [classifier, check.reference, check.uncertain, name,
+             "; ".join(esconv_labels(name)) if esconv else None, float(r.f1[n]),
+             float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
+             r.replies, None, None]
+        )  # fmt: skip
+    rows += [
+        [classifier, check.reference, check.uncertain, name, None, None, None, None, None, None,
+         None, None, None, why]
+        for name, why in check.not_scored.items()
+    ]  # fmt: skip
+    return rows
+
+
+def strategy_tables(report: StrategyReport) -> dict[str, CellTable]:
+    """See ``StrategyReport.tables``."""
+    groups = [("system", u) for u in report.systems]
+    groups += [("family", u) for u in [*report.families, *report.subsets]]
+    usage: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, name, int(u.diversity.uses[i]),
+         float(u.diversity.rates[i])]
+        for scope, u in groups
+        for i, name in enumerate(report.taxonomy)
+    ]  # fmt: skip
+    diversity: list[list[Cell]] = [
+        [scope, u.subset, u.group, u.kind, u.diversity.replies, u.diversity.strategies,
+         u.diversity.coverage, u.diversity.mean_unique, u.diversity.entropy_bits,
+         u.diversity.sd_points, u.diversity.range_points]
+        for scope, u in groups
+    ]  # fmt: skip
+    gaps: list[list[Cell]] = [
+        [g.family, g.strategy, g.human_replies, g.family_replies, g.difference.rate_a,
+         g.difference.rate_b, g.difference.difference, g.difference.low, g.difference.high,
+         g.difference.p_value, g.difference.p_adjusted, g.difference.significant]
+        for g in report.gaps
+    ]  # fmt: skip
+
+    def checked(reference: str) -> CellTable:
+        return CellTable(F1_COLUMNS, [
+            row for check in report.checks if check.reference == reference
+            for row in _f1_rows(report.classifier, check)
+        ])  # fmt: skip
+
+    diversity_columns = [*GROUP_COLUMNS, "strategies", "coverage", "mean_unique",
+                         "entropy_bits", "sd_points", "range_points"]  # fmt: skip
+    difference_columns = ["family", "strategy", "human_replies", "family_replies", "human_rate",
+                          "family_rate", "difference", "low", "high", "p", "p_bh",
+                          "significant"]  # fmt: skip
+    return {
+        "strategy_usage": CellTable([*GROUP_COLUMNS, "strategy", "uses", "rate"], usage),
+        "strategy_diversity": CellTable(diversity_columns, diversity),
+        "strategy_differences": CellTable(difference_columns, gaps),
+        "classifier_f1": checked("human consensus"),
+        "classifier_audit": checked("ESConv annotations"),
+    }

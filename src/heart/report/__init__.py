@@ -11,7 +11,14 @@ from heart.report._adversarial import rater_verdict
 from heart.report._as_html import render_html
 from heart.report._as_markdown import render_markdown
 from heart.report._document import csv_files
-from heart.report._facts import StudyFacts, gather_facts
+from heart.report._facts import (
+    StudyFacts,
+    capability_against,
+    factor_report,
+    gather_facts,
+    rationale_report,
+    strategy_report,
+)
 from heart.report._overview import board_warning
 from heart.report._terminal import terminal_audit, terminal_conclusions, terminal_table
 from heart.report._write import write_report
@@ -19,11 +26,15 @@ from heart.report._write import write_report
 __all__ = [
     "StudyFacts",
     "board_warning",
+    "capability_against",
     "csv_files",
+    "factor_report",
     "gather_facts",
     "rater_verdict",
+    "rationale_report",
     "render_html",
     "render_markdown",
+    "strategy_report",
     "terminal_audit",
     "terminal_conclusions",
     "terminal_table",

@@ -9,10 +9,7 @@ import io
 import math
 from collections.abc import Sequence
 
-from heart.stats import Share
-
-Cell = str | int | float | bool | None
-SHARE_COLUMNS = ("hits", "n", "estimate", "low", "high")
+from heart.tables import SHARE_COLUMNS, Cell, CellTable, number, share_cells
 
 
 def _cell(value: Cell) -> str:
@@ -36,13 +33,9 @@ def csv_text(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     return buffer.getvalue()
 
 
-def share_cells(share: Share | None) -> list[Cell]:
-    """hits, n, estimate, low, high; empty when there is no share."""
-    if share is None or not share.n:
-        return [None] * len(SHARE_COLUMNS)
-    return [share.hits, share.n, share.value, share.low, share.high]
+def table_text(table: CellTable) -> str:
+    """A table of cells as CSV text."""
+    return csv_text(table.columns, table.rows)
 
 
-def number(x: float) -> float | None:
-    """A float cell, empty for NaN."""
-    return None if math.isnan(x) else x
+__all__ = ["SHARE_COLUMNS", "Cell", "csv_text", "number", "share_cells", "table_text"]

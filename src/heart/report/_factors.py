@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from heart.analyses import MIN_FACTOR_COMPLETIONS, FactorStructure, IntervalEstimate
-from heart.report._csv import Cell, csv_text
+from heart.report._csv import table_text
 from heart.report._facts import StudyFacts
 from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Flag, Section
@@ -300,92 +300,7 @@ def factor_files(facts: StudyFacts) -> dict[str, str]:
     report = facts.factors
     if report is None or not report.axes or report.scores is None or report.z is None:
         return {}
-    solution = report.solution
-    fitted = solution.factors if solution else 0
-    slots = 2  # the most factors a model of the five axes identifies
-    axes: list[list[Cell]] = []
-    for k, a in enumerate(report.axes):
-        loadings: list[Cell] = [
-            float(solution.loadings[k, f]) if solution and f < fitted else None
-            for f in range(slots)
-        ]
-        correlations: list[Cell] = (
-            [float(v) for v in report.correlation[k]] if report.correlation is not None else []
-        )
-        axes.append(
-            [a.axis, report.completions, a.verdicts_per_completion, a.sd, a.win.value, a.win.low,
-             a.win.high, a.alpha_if_dropped, *loadings,
-             float(solution.communalities[k]) if solution else None,
-             float(solution.uniquenesses[k]) if solution else None, *correlations]
-        )  # fmt: skip
-    eigen: list[list[Cell]] = []
-    if report.parallel is not None:
-        pa = report.parallel
-        eigen = [
-            [i + 1, float(e), float(t), pa.percentile, pa.draws, i < pa.factors]
-            for i, (e, t) in enumerate(zip(pa.eigenvalues, pa.thresholds, strict=True))
-        ]
-    n = report.completions
-    summary: list[list[Cell]] = []
-    if report.alpha is not None:
-        summary.append(["cronbach_alpha", report.alpha.value, report.alpha.low,
-                        report.alpha.high, n])  # fmt: skip
-    for f, e in enumerate(report.factor_win, 1):
-        summary.append([f"r_factor_{f}_win_rate", e.value, e.low, e.high, n])
-    if report.axis_mean_win is not None:
-        e = report.axis_mean_win
-        summary.append(["r_axis_mean_win_rate", e.value, e.low, e.high, n])
-    if solution is not None and fitted > 1:
-        summary.append(["factor_correlation_1_2", float(solution.factor_correlation[0, 1]),
-                        None, None, n])  # fmt: skip
-    if report.parallel is not None:
-        summary.append(["parallel_analysis_factors", report.suggested, None, None, n])
-    summary.append(["factors_fitted", fitted, None, None, n])
-    systems: list[list[Cell]] = [
-        [s.system, s.completions,
-         *(s.factors[f] if f < len(s.factors) else None for f in range(slots)),
-         s.axis_mean, s.win_rate]
-        for s in report.systems
-    ]  # fmt: skip
-    scores = report.scores
-    kept = scores.complete
-    values = report.factor_values
-    per_completion: list[list[Cell]] = []
-    for row, i in enumerate(kept.nonzero()[0]):
-        factor_cells: list[Cell] = [
-            float(values[row, f]) if values is not None and f < fitted else None
-            for f in range(slots)
-        ]
-        per_completion.append(
-            [scores.completions[i], scores.systems[scores.system[i]],
-             scores.conversations[scores.conversation[i]], int(scores.comparisons[i]),
-             float(scores.win_rate[i]), *(float(v) for v in scores.scores[i]),
-             *(float(v) for v in report.z[row]), *factor_cells]
-        )  # fmt: skip
-    factor_columns = [f"factor_{f}" for f in range(1, slots + 1)]
-    return {
-        "factor_axes.csv": csv_text(
-            ["axis", "completions", "verdicts_per_completion", "sd", "win_r", "win_low",
-             "win_high", "alpha_if_dropped", *(f"loading_{f}" for f in range(1, slots + 1)),
-             "communality", "uniqueness", *(f"r_{a}" for a in AXES)],
-            axes,
-        ),
-        "factor_eigenvalues.csv": csv_text(
-            ["component", "eigenvalue", "threshold", "percentile", "draws", "retained"], eigen
-        ),
-        "factor_summary.csv": csv_text(["statistic", "estimate", "low", "high", "completions"],
-                                   summary),
-        "factor_systems.csv": csv_text(
-            ["system", "completions", *(f"mean_{c}" for c in factor_columns), "mean_axis_z",
-             "mean_win_rate"],
-            systems,
-        ),
-        "factor_scores.csv": csv_text(
-            ["completion", "system", "conversation", "comparisons", "win_rate",
-             *(f"score_{a}" for a in AXES), *(f"z_{a}" for a in AXES), *factor_columns],
-            per_completion,
-        ),
-    }  # fmt: skip
+    return {f"{name}.csv": table_text(table) for name, table in report.tables().items()}
 
 
 # --- figures ---

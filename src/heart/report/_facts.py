@@ -163,7 +163,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
         left_out=left_out_judgments(study.store),
-        factors=factor_structure(comparisons, rounds=rounds, seed=seed, level=level),
+        factors=factor_report(study, comparisons),
         adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),
         subsets=[
             shift
@@ -173,27 +173,52 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
             )
             is not None
         ],
-        strategies=analyse_strategies(
-            study.store,
-            classifier_id(study.config.strategies.classifier or DEFAULT_CLASSIFIER),
-            load_taxonomy(study.config.strategies.taxonomy),
-            rounds=rounds,
-            seed=seed,
-            level=level,
-        ),
-        rationales=_rationales(study, comparisons),
+        strategies=strategy_report(study),
+        rationales=rationale_report(study, comparisons),
         provenance=provenance,
     )
     facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
     return facts
 
 
-def _rationales(study: Study, comparisons: Comparisons) -> RationaleReport:
+def strategy_report(study: Study) -> StrategyReport | None:
+    """The strategy analyses of the study's classifier (the default one when none is set), or
+    None when it has classified nothing yet."""
+    ratings = study.config.ratings
+    return analyse_strategies(
+        study.store,
+        classifier_id(study.config.strategies.classifier or DEFAULT_CLASSIFIER),
+        load_taxonomy(study.config.strategies.taxonomy),
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
+
+
+def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
     """The rationale figures of the rule-based coder and of the LLM coder when one is set."""
     config, ratings = study.config.rationales, study.config.ratings
     return analyse_rationales(
         study.store, comparisons, load_codebook(config.codebook), RULE_CODER,
         llm_coder_id(config.coder) if config.coder is not None else None,
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
+
+
+def factor_report(study: Study, comparisons: Comparisons) -> FactorStructure:
+    """The factor structure of the five axes from the LLM judges' verdicts."""
+    ratings = study.config.ratings
+    return factor_structure(
+        comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level
+    )
+
+
+def capability_against(
+    study: Study, board: Board | None, index: CapabilityIndex
+) -> CapabilityReport:
+    """``board`` (the main one) set against the capability index."""
+    ratings = study.config.ratings
+    standings = board.leaderboard.standings if board is not None else []
+    return capability_report(
+        standings, index, board.key if board is not None else "",
         rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
     )  # fmt: skip
 
@@ -204,13 +229,8 @@ def _latency_and_capability(
     """Every system's time to first token against the main board's Elo, and that board against
     the capability index when one is given."""
     ratings = study.config.ratings
-    rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     latency = latency_report(
-        system_latencies(study.store), board, rounds=rounds, seed=seed, level=level
-    )
-    if index is None:
-        return latency, None
-    standings = board.leaderboard.standings if board is not None else []
-    key = board.key if board is not None else ""
-    capability = capability_report(standings, index, key, rounds=rounds, seed=seed, level=level)
-    return latency, capability
+        system_latencies(study.store), board,
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
+    return latency, capability_against(study, board, index) if index is not None else None

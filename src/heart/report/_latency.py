@@ -5,6 +5,7 @@ tables, figures and CSV files, and the median-TTFT cells of the leaderboard."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,12 +20,13 @@ from heart.analyses import (
     SystemLatency,
     board_title,
 )
-from heart.report._csv import Cell, csv_text, number
+from heart.report._csv import Cell, csv_text, number, table_text
 from heart.report._facts import StudyFacts
 from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Section
 from heart.report._table import Table, pct
 from heart.stats import Correlation
+from heart.tables import CORRELATION_COLUMNS, correlation_cells
 from heart.types import SystemKind
 
 if TYPE_CHECKING:
@@ -364,12 +366,6 @@ LATENCY_HEADER = [
     "ttft_q3_ms", "latency_completions", "latency_median_ms", "board", "elo", "elo_low",
     "elo_high", "under_realtime_band", "no_timings",
 ]  # fmt: skip
-CAPABILITY_HEADER = ["board", "system", "family", "index", "elo", "win_rate", "fitted_elo",
-                     "residual"]  # fmt: skip
-CORRELATION_HEADER = [
-    "board", "x", "y", "statistic", "estimate", "low", "high", "level", "interval", "rounds",
-    "undefined_rounds", "p", "systems",
-]  # fmt: skip
 
 
 def ttft_cells(latency: LatencyReport | None, system: str) -> list[Cell]:
@@ -380,21 +376,12 @@ def ttft_cells(latency: LatencyReport | None, system: str) -> list[Cell]:
     return [timing.ttft_median, timing.ttft_q1, timing.ttft_q3, timing.timed]
 
 
-def _correlation_row(board: str, x: str, y: str, c: Correlation | None) -> list[Cell] | None:
-    if c is None:
-        return None
-    statistic = "pearson_r" if c.method == "pearson" else "spearman_rho"
-    return [board, x, y, statistic, number(c.estimate), number(c.low), number(c.high),
-            c.level, c.interval, c.rounds or None, c.undefined_rounds if c.rounds else None,
-            number(c.p_value), c.n]  # fmt: skip
-
-
 def latency_files(facts: StudyFacts) -> dict[str, str]:
     """latency.csv (every system), and with an index capability.csv; latency_capability.csv
     holds every correlation of the section."""
     latency, capability = facts.latency, facts.capability
     files: dict[str, str] = {}
-    correlations: list[list[Cell] | None] = []
+    correlations: list[Sequence[Cell]] = []
     if latency is not None:
         points = {p.system: p for p in latency.points}
         rows: list[list[Cell]] = []
@@ -409,25 +396,16 @@ def latency_files(facts: StudyFacts) -> dict[str, str]:
                  s.missing]
             )  # fmt: skip
         files["latency.csv"] = csv_text(LATENCY_HEADER, rows)
-        correlations.append(
-            _correlation_row(latency.board or "", "ttft_median_ms", "elo", latency.spearman)
-        )
+        if latency.spearman is not None:
+            correlations.append(
+                correlation_cells(latency.board or "", "ttft_median_ms", "elo", latency.spearman)
+            )
     if capability is not None:
-        files["capability.csv"] = csv_text(
-            CAPABILITY_HEADER,
-            [[capability.board, p.system, p.family, p.index, p.elo, number(p.win_rate),
-              number(p.fitted), number(p.residual)] for p in capability.points],
-        )  # fmt: skip
-        for y, c in (
-            ("elo", capability.elo_pearson),
-            ("elo", capability.elo_spearman),
-            ("win_rate", capability.win_pearson),
-            ("win_rate", capability.win_spearman),
-        ):
-            correlations.append(_correlation_row(capability.board, "index", y, c))
-    kept = [row for row in correlations if row is not None]
-    if kept:
-        files["latency_capability.csv"] = csv_text(CORRELATION_HEADER, kept)
+        tables = capability.tables()
+        files["capability.csv"] = table_text(tables["capability"])
+        correlations += tables["capability_correlations"].rows
+    if correlations:
+        files["latency_capability.csv"] = csv_text(CORRELATION_COLUMNS, correlations)
     return files
 
 

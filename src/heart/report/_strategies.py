@@ -19,7 +19,7 @@ from heart.analyses import (
     esconv_labels,
 )
 from heart.report._colours import usage_colour
-from heart.report._csv import Cell, csv_text
+from heart.report._csv import table_text
 from heart.report._facts import StudyFacts
 from heart.report._figures import new_figure, png_bytes, usage
 from heart.report._section import Block, Figure, Flag, Section
@@ -272,108 +272,13 @@ def strategy_section(facts: StudyFacts) -> Section:
 # --- CSV ---
 
 
-F1_HEADER = ["classifier", "reference", "uncertain", "strategy", "esconv_labels", "f1", "low",
-             "high", "tp", "fp", "fn", "replies", "flagged", "not_scored"]  # fmt: skip
-
-
-def _f1_rows(classifier: str, check: ClassifierF1) -> list[list[Cell]]:
-    """The macro F1 (flagged or not), one row per strategy the check scores, then one per
-    strategy it cannot score, with why (``not_scored``) and no numbers."""
-    r = check.result
-    esconv = check.reference == "ESConv annotations"
-    rows: list[list[Cell]] = [
-        [classifier, check.reference, check.uncertain, "macro", None, r.macro, r.macro_low,
-         r.macro_high, None, None, None, r.replies, check.flagged, None],
-    ]  # fmt: skip
-    for n, name in enumerate(check.strategies):
-        rows.append(
-            [classifier, check.reference, check.uncertain, name,
-             "; ".join(esconv_labels(name)) if esconv else None, float(r.f1[n]),
-             float(r.low[n]), float(r.high[n]), int(r.tp[n]), int(r.fp[n]), int(r.fn[n]),
-             r.replies, None, None]
-        )  # fmt: skip
-    rows += [
-        [classifier, check.reference, check.uncertain, name, None, None, None, None, None, None,
-         None, None, None, why]
-        for name, why in check.not_scored.items()
-    ]  # fmt: skip
-    return rows
-
-
 def strategy_files(facts: StudyFacts) -> dict[str, str]:
     """Usage and diversity per system, family and subset; humans against each model family;
     the classifier against human consensus and against ESConv's annotations."""
     report = facts.strategies
     if report is None:
         return {}
-    groups = [("system", u) for u in report.systems]
-    groups += [("family", u) for u in [*report.families, *report.subsets]]
-    usage: list[list[Cell]] = [
-        [scope, u.subset, u.group, u.kind, u.diversity.replies, name, int(u.diversity.uses[i]),
-         float(u.diversity.rates[i])]
-        for scope, u in groups
-        for i, name in enumerate(report.taxonomy)
-    ]  # fmt: skip
-    diversity: list[list[Cell]] = [
-        [scope, u.subset, u.group, u.kind, u.diversity.replies, u.diversity.strategies,
-         u.diversity.coverage, u.diversity.mean_unique, u.diversity.entropy_bits,
-         u.diversity.sd_points, u.diversity.range_points]
-        for scope, u in groups
-    ]  # fmt: skip
-    gaps: list[list[Cell]] = [
-        [g.family, g.strategy, g.human_replies, g.family_replies, g.difference.rate_a,
-         g.difference.rate_b, g.difference.difference, g.difference.low, g.difference.high,
-         g.difference.p_value, g.difference.p_adjusted, g.difference.significant]
-        for g in report.gaps
-    ]  # fmt: skip
-    f1 = [
-        row for check in report.checks if check.reference == "human consensus"
-        for row in _f1_rows(report.classifier, check)
-    ]  # fmt: skip
-    audit = [
-        row for check in report.checks if check.reference == "ESConv annotations"
-        for row in _f1_rows(report.classifier, check)
-    ]  # fmt: skip
-    return {
-        "strategy_usage.csv": csv_text(
-            ["scope", "items", "group", "kind", "replies", "strategy", "uses", "rate"], usage
-        ),
-        "strategy_diversity.csv": csv_text(
-            [
-                "scope",
-                "items",
-                "group",
-                "kind",
-                "replies",
-                "strategies",
-                "coverage",
-                "mean_unique",
-                "entropy_bits",
-                "sd_points",
-                "range_points",
-            ],
-            diversity,
-        ),
-        "strategy_differences.csv": csv_text(
-            [
-                "family",
-                "strategy",
-                "human_replies",
-                "family_replies",
-                "human_rate",
-                "family_rate",
-                "difference",
-                "low",
-                "high",
-                "p",
-                "p_bh",
-                "significant",
-            ],
-            gaps,
-        ),
-        "classifier_f1.csv": csv_text(F1_HEADER, f1),
-        "classifier_audit.csv": csv_text(F1_HEADER, audit),
-    }
+    return {f"{name}.csv": table_text(table) for name, table in report.tables().items()}
 
 
 # --- figures ---
