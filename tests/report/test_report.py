@@ -81,6 +81,14 @@ def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
     headings = ["## LLM judges, all items", "## human raters, all items", "## Agreement"]
     headings += ["### Reliability of the preference", "## Judge audit", "### Prompts"]
     assert all(h in md for h in headings)
+    # the board's detail, closed in the HTML, is in place in report.md: nothing left out
+    for title in ("LLM judges, all items", "human raters, all items", "combined, all items"):
+        board = md.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+        parts = ["| # | system |", "How the leaderboard is computed.", "### Elo per axis: ",
+                 "### Head to head: ", "### Differences between systems: ",
+                 "### Ablations: "]  # fmt: skip
+        at = [board.index(part) for part in parts]
+        assert at == sorted(at), title
 
 
 def test_leaderboard_command_prints_each_board(study: Path) -> None:
