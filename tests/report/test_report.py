@@ -81,6 +81,14 @@ def test_report_writes_markdown_and_csv_tables(study: Path) -> None:
     headings = ["## LLM judges, all items", "## human raters, all items", "## Agreement"]
     headings += ["### Reliability of the preference", "## Judge audit", "### Prompts"]
     assert all(h in md for h in headings)
+    # the board's detail, closed in the HTML, is in place in report.md: nothing left out
+    for title in ("LLM judges, all items", "human raters, all items", "combined, all items"):
+        board = md.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+        parts = ["| # | system |", "How the leaderboard is computed.", "### Elo per axis: ",
+                 "### Head to head: ", "### Differences between systems: ",
+                 "### Ablations: "]  # fmt: skip
+        at = [board.index(part) for part in parts]
+        assert at == sorted(at), title
 
 
 def test_leaderboard_command_prints_each_board(study: Path) -> None:
@@ -140,7 +148,8 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         m1_vs_human = [v for v in m1_vs_human if v.a == "m1"]
         won = sum(v.winner == "a" for v in m1_vs_human) / len(m1_vs_human)
         assert h2h.count() == 5
-        assert h2h.first.locator("td").nth(2).inner_text() == f"{100 * won:.0f}%"
+        # in the board's closed detail: in the page, shown once opened
+        assert h2h.first.locator("td").nth(2).text_content() == f"{100 * won:.0f}%"
         assert page.locator("#reliability tbody tr").count() == 2
         assert page.locator("#judge-audit tbody tr").count() == 2 + 3  # judges, then raters
         study_list = page.locator("h2#study + ul li")  # a list, names as code: no raw Markdown
@@ -244,8 +253,9 @@ SCREENS = {"desktop": (1280, 900), "phone": (390, 844)}
 @pytest.mark.parametrize("screen", sorted(SCREENS))
 def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen: str) -> None:
     """First screen: what the study is, what can be concluded and the main board; then the
-    contents, the boards, the judge audit right under them, and empty sections as one line.
-    Nothing makes the page scroll sideways: wide tables scroll inside their own box."""
+    contents, the boards (each a full leaderboard, the rest of the board closed until opened),
+    the judge audit right under them, and empty sections as one line. Nothing makes the page
+    scroll sideways, the boards opened: wide tables scroll inside their own box."""
     require_chromium()
     from playwright.sync_api import sync_playwright
 
@@ -277,6 +287,30 @@ def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen:
         assert box("#contents")["y"] > box("#main-board")["y"]
         # the boards, and the judge audit directly under them
         assert sections[1:5] == ["llm-all", "human-all", "all-all", "audit"]
+        # each board's leaderboard is open, the rest of the board closed under a line saying
+        # what it holds, so the audit starts within four screens: the first screen, then the
+        # contents and three leaderboards (with every board open it started 9.7 screens down at
+        # 1280 px and 11.5 at 390 px)
+        audit_top = box("#audit")["y"]  # the page is not scrolled: its position on the page
+        assert audit_top < 4 * height, (screen, audit_top)
+        boards = ["llm-all", "human-all", "all-all"]
+        for board in boards:
+            assert page.locator(f"#board-{board}").is_visible()
+            detail = page.locator(f"details#more-{board}")
+            summary = detail.locator("summary").inner_text()
+            assert summary.startswith("More on this board: how it is computed, ") and (
+                "forest plot, Elo per axis, head to head, differences (" in summary
+            )
+            assert detail.get_attribute("open") is None
+            inside = [f"#forest-{board}", f"#axes-{board}", f"#h2h-{board}",
+                      f"#differences-{board}", f"#ablations-{board}"]  # fmt: skip
+            inside += ["#heatmap-llm-all"] if board == "llm-all" else []
+            assert all(not page.locator(key).is_visible() for key in inside)
+            detail.locator("summary").click()  # opening it shows all it holds
+            assert detail.get_attribute("open") is not None
+            assert all(page.locator(key).is_visible() for key in inside), board
+            assert detail.locator("p").first.inner_text().startswith("How the leaderboard is")
+        page.screenshot(path=str(OUTPUT / f"report-{width}-opened.png"), full_page=True)
         # a section without data is one line saying what would fill it
         empty = page.locator("section.empty")
         assert empty.count() >= 2

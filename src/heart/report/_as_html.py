@@ -9,7 +9,7 @@ import html
 
 from heart.report._document import document
 from heart.report._facts import StudyFacts
-from heart.report._section import Block, Bullets, Figure, Flag, Heading, Section
+from heart.report._section import Block, Bullets, Details, Figure, Flag, Heading, Section
 from heart.report._table import Table
 
 CSS = """
@@ -34,9 +34,11 @@ h2{border-top:2px solid #eee;padding-top:1rem;margin-top:2rem}
 .empty span{color:#555;margin-left:.4rem}
 #contents ol{columns:15rem;margin:.4rem 0}#contents li{break-inside:avoid}
 .quiet{color:#777}
+details{margin:.8rem 0}summary{cursor:pointer;color:#1f4e79}
+details[open]>summary{margin-bottom:.4rem}
 @media (max-width:40rem){body{margin:.6rem auto;padding:0 .7rem;font-size:.94rem}
 th,td{padding:.2rem .4rem;font-size:.85rem}h1{font-size:1.25rem}h2{font-size:1.2rem}
-#first ul{padding-left:1.1rem}}
+#first ul{padding-left:1.1rem}#contents ol{columns:2;padding-left:1.6rem}}
 """
 
 
@@ -87,7 +89,8 @@ def _item(text: str, code: bool) -> str:
 
 
 def html_blocks(blocks: list[Block]) -> str:
-    """Blocks in order; a table after a heading inside the section is one level below it."""
+    """Blocks in order; a table after a heading inside the section is one level below it; a
+    ``Details`` closed under its summary line."""
     e = html.escape
     parts: list[str] = []
     level = 3
@@ -108,6 +111,10 @@ def html_blocks(blocks: list[Block]) -> str:
             key = f" id='{e(block.key)}'" if block.key else ""
             parts.append(f"<h3{key}>{e(block.text)}</h3>")
             level = 4
+        elif isinstance(block, Details):
+            key = f" id='{e(block.key)}'" if block.key else ""
+            inside = html_blocks(block.blocks)
+            parts.append(f"<details{key}><summary>{e(block.summary)}</summary>{inside}</details>")
         else:
             parts.append(f"<pre>{e(block.text)}</pre>")
     return "".join(parts)

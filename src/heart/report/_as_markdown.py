@@ -6,7 +6,16 @@ from __future__ import annotations
 from heart.report._document import document
 from heart.report._facts import StudyFacts
 from heart.report._markdown import md_block, md_cell, md_fence, md_heading, md_inline
-from heart.report._section import Block, Bullets, Code, Figure, Flag, Heading, Section
+from heart.report._section import (
+    Block,
+    Bullets,
+    Code,
+    Details,
+    Figure,
+    Flag,
+    Heading,
+    Section,
+)
 from heart.report._table import Table
 
 
@@ -26,7 +35,8 @@ def _warning(text: str) -> list[str]:
 
 
 def markdown_blocks(blocks: list[Block]) -> list[str]:
-    """Blocks in order; a table after a heading inside the section is one level below it."""
+    """Blocks in order; a table after a heading inside the section is one level below it; the
+    blocks of a ``Details`` in its place."""
     out: list[str] = []
     level = 3
     for block in blocks:
@@ -43,6 +53,8 @@ def markdown_blocks(blocks: list[Block]) -> list[str]:
             level = 4
         elif isinstance(block, Code):
             out += [*md_fence(block.text, block.info), ""]
+        elif isinstance(block, Details):  # Markdown has no closed blocks: shown in place
+            out += markdown_blocks(block.blocks)
         else:
             assert isinstance(block, Figure)  # figures are in the HTML report only
     return out

@@ -1,6 +1,7 @@
-"""The report's boards, one section each: the leaderboard in the style of the paper's Figure 4
-with its heatmap and forest plot, Elo per axis, head to head, the differences between systems and
-the ablations; and their CSV files (leaderboard.csv, differences.csv)."""
+"""The report's boards, one section each: the leaderboard in the style of the paper's Figure 4,
+then, to open when wanted, its heatmap and forest plot, Elo per axis, head to head, the
+differences between systems and the ablations; and their CSV files (leaderboard.csv,
+differences.csv)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
 from heart.report._figures import bands, new_figure, png_bytes
 from heart.report._latency import TTFT_COLUMNS, ttft_cells, with_ttft
-from heart.report._section import Block, Figure, Section
+from heart.report._section import Block, Details, Figure, Section
 from heart.report._table import (
     AXES,
     MAX_DIFFERENCE_ROWS,
@@ -50,7 +51,8 @@ def evidence_cell(s: Standing) -> str:
 
 def board_table(board: Board) -> Table:
     """The leaderboard in the style of the paper's Figure 4, with all three intervals, the
-    evidence behind each system and ranks that admit ties."""
+    evidence behind each system and ranks that admit ties; untitled, as its section is named
+    after the board."""
     lv = _level(board)
     lb = board.leaderboard
     header = [
@@ -79,20 +81,10 @@ def board_table(board: Board) -> Table:
 
     for s in lb.standings:
         add(rank_cell(s), s)
-    rule = lb.rule
     note = (
         f"{lb.comparisons} comparisons over {lb.conversations} conversations from "
-        f"{len(lb.judges)} judges. Elo from a strength-weighted Bradley–Terry fit (mean 1500 over "
-        "the systems with an interval); the default interval resamples conversations "
-        f"({lb.rounds} rounds); the cluster-robust one is the sandwich formula with conversations "
-        "as clusters; both are widened for a system's number of conversations (Student's t "
-        "with one fewer degrees of freedom than conversations). The paper's treats every "
-        "comparison as independent. Rank: 1 + the systems whose interval lies wholly above, "
-        "so systems that cannot be told apart share a rank, and the Elo colour follows the rank; "
-        f"'–': no interval (fewer than {INTERVAL_CONVERSATIONS} conversations), so no rank. "
-        f"Preliminary: fewer than {rule.conversations} conversations or {rule.comparisons} "
-        "comparisons, or every verdict from one rater. Win rates: share of comparisons won, "
-        f"ties half; per axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
+        f"{len(lb.judges)} judges. Rank: shared by the systems that cannot be told apart; '–': "
+        f"no interval (fewer than {INTERVAL_CONVERSATIONS} conversations), so no rank."
     )
     if board.best_human is not None:
         add("†", board.best_human)
@@ -106,7 +98,28 @@ def board_table(board: Board) -> Table:
             f"{lb.separated_rounds} bootstrap rounds (perfect separation); those "
             "fits used a weak ridge penalty so the ratings stay finite."
         )
-    return Table(f"Leaderboard: {board.title}", header, rows, note, f"board-{board.key}", colours)
+    note += " How Elo, intervals, ranks, marks and win rates are computed: in the detail below."
+    return Table("", header, rows, note, f"board-{board.key}", colours)
+
+
+def board_method(board: Board) -> str:
+    """How a board's numbers are computed: its Elo, the three intervals, the ranks, the
+    preliminary marks and the win rates."""
+    lb = board.leaderboard
+    rule = lb.rule
+    return (
+        f"How the leaderboard is computed. Elo from a strength-weighted Bradley–Terry fit (mean "
+        "1500 over the systems with an interval); the default interval resamples conversations "
+        f"({lb.rounds} rounds); the cluster-robust one is the sandwich formula with conversations "
+        "as clusters; both are widened for a system's number of conversations (Student's t "
+        "with one fewer degrees of freedom than conversations). The paper's treats every "
+        "comparison as independent. Rank: 1 + the systems whose interval lies wholly above, "
+        "so systems that cannot be told apart share a rank, and the Elo colour follows the rank; "
+        f"'–': no interval (fewer than {INTERVAL_CONVERSATIONS} conversations), so no rank. "
+        f"Preliminary: fewer than {rule.conversations} conversations or {rule.comparisons} "
+        "comparisons, or every verdict from one rater. Win rates: share of comparisons won, "
+        f"ties half; per axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
+    )
 
 
 def axis_elo_table(board: Board) -> Table:
@@ -206,17 +219,31 @@ def board_tables(board: Board, latency: LatencyReport | None = None) -> list[Tab
     ]
 
 
+def board_detail(board: Board, main: bool) -> str:
+    """The line that says what a board's closed detail holds."""
+    diffs = board.leaderboard.differences
+    clear = sum(d.clear for d in diffs)
+    heatmap = "heatmap, " if main else ""
+    return (
+        f"More on this board: how it is computed, {heatmap}forest plot, Elo per axis, head to "
+        f"head, differences ({len(diffs)} pairs, {clear} clear), ablations"
+    )
+
+
 def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Section:
-    """One board: its leaderboard, the heatmap (the main board only) and the forest plot, then
-    its other tables."""
+    """One board: its leaderboard in full, then, closed in the HTML under a line saying what it
+    holds, how the board is computed, the heatmap (the main board only), the forest plot and its
+    other tables."""
     first, *others = board_tables(board, facts.latency)
-    blocks: list[Block] = [first]
+    figures: list[Block] = []
     if main:
-        blocks.append(
+        figures.append(
             Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
         )
-    blocks.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
-    return Section(board.key, board.title, [*blocks, *others])
+    figures.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
+    blocks = [board_method(board), *figures, *others]
+    detail = Details(board_detail(board, main), blocks, f"more-{board.key}")
+    return Section(board.key, board.title, [first, detail])
 
 
 def board_sections(facts: StudyFacts) -> list[Section]:

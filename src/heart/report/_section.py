@@ -1,6 +1,6 @@
 """The core of the report's layout: a section is a title and blocks in reading order (warnings,
-paragraphs, lists, tables, figures), or, when it has no data yet, one line saying what would
-fill it. Every renderer reads sections alike."""
+paragraphs, lists, tables, figures, detail to open when wanted), or, when it has no data yet,
+one line saying what would fill it. Every renderer reads sections alike."""
 
 from __future__ import annotations
 
@@ -51,8 +51,26 @@ class Code:
     info: str = ""
 
 
-Block = str | Flag | Table | Figure | Bullets | Heading | Code
+@dataclass(frozen=True)
+class Details:
+    """Blocks a reader opens when wanted: closed in the HTML under a line saying what they hold,
+    in place in Markdown, so that the page reaches the next section sooner and drops nothing."""
+
+    summary: str
+    blocks: list[Block]
+    key: str = ""
+
+
+Block = str | Flag | Table | Figure | Bullets | Heading | Code | Details
 """A paragraph (text between backticks is code) or one of the block types above."""
+
+
+def every_block(blocks: list[Block]) -> list[Block]:
+    """The blocks in reading order, those inside a ``Details`` in its place."""
+    out: list[Block] = []
+    for block in blocks:
+        out += every_block(block.blocks) if isinstance(block, Details) else [block]
+    return out
 
 
 @dataclass
@@ -67,12 +85,12 @@ class Section:
 
     @property
     def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
+        return [b for b in every_block(self.blocks) if isinstance(b, Table)]
 
     @property
     def lines(self) -> list[str]:
-        return [b for b in self.blocks if isinstance(b, str)]
+        return [b for b in every_block(self.blocks) if isinstance(b, str)]
 
     @property
     def warnings(self) -> list[str]:
-        return [b.text for b in self.blocks if isinstance(b, Flag)]
+        return [b.text for b in every_block(self.blocks) if isinstance(b, Flag)]
