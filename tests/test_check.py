@@ -231,3 +231,26 @@ def test_a_path_with_a_nul_in_it_is_a_problem_of_its_setting(tmp_path: Path) -> 
         problem.problem
         == f"{str(root / 'a') + chr(0) + 'b.csv'!r} cannot be looked up (embedded null byte)"
     )
+
+
+def test_a_store_setting_that_is_no_url_is_a_problem_of_its_setting(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    create_study(root, demo=True)
+    _set(root, "name: heart-demo\n", "name: heart-demo\nstore: not a url\n")
+    (problem,) = check_study(root).problems
+    assert (problem.where.split(": ")[-1], problem.problem) == (
+        "store 'not a url'",
+        "is not a database URL",
+    )
+    assert problem.fix.startswith("give a SQLAlchemy URL such as sqlite:///heart.db")
+
+
+def test_a_store_that_refuses_the_connection_is_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    create_study(root, demo=True)
+    url = "postgresql+psycopg://user@127.0.0.1:1/nothing"
+    _set(root, "name: heart-demo\n", f"name: heart-demo\nstore: {url}\n")
+    done = heart("raters", "list", "--study", root, check=False)
+    assert done.returncode == 2
+    (line,) = (done.stdout + done.stderr).strip().splitlines()
+    assert line.startswith("error: store") and "cannot be opened" in line

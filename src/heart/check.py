@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from heart.capability import index_path
 from heart.config import (
@@ -186,8 +186,12 @@ def _config_problems(error: ConfigError) -> list[Problem]:
 
 
 def _sqlite_file(url: str) -> Path | None:
-    """The database file of a SQLite store URL (None for other stores and in-memory ones)."""
-    parsed = make_url(url)
+    """The database file of a SQLite store URL (None for other stores, in-memory ones and a
+    setting that is no URL at all, which the store's own check names)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(parsed.database)
@@ -357,7 +361,13 @@ def _store_findings(config: StudyConfig, root: Path) -> _StoreFindings:
     from heart.store import open_store, schema_state
 
     url = store_url(config, root)
-    where = f"store {make_url(url).render_as_string(hide_password=True)}"
+    try:
+        where = f"store {make_url(url).render_as_string(hide_password=True)}"
+    except ArgumentError:
+        fix = (
+            "give a SQLAlchemy URL such as sqlite:///heart.db or postgresql+psycopg://user@host/db"
+        )
+        return _StoreFindings([Problem(f"store {url!r}", "is not a database URL", fix)])
     database = _sqlite_file(url)
     unreachable = _unreachable(database) if database is not None else None
     if unreachable:
@@ -395,7 +405,8 @@ def _store_findings(config: StudyConfig, root: Path) -> _StoreFindings:
         found.corpus_needed = not stored or due
         return found
     except SQLAlchemyError as exc:
-        problem = f"cannot be read: {getattr(exc, 'orig', None) or exc}"
+        said = " ".join(str(getattr(exc, "orig", None) or exc).split())
+        problem = f"cannot be read: {said}"
         return _StoreFindings([Problem(where, problem, "check the store setting")])
     finally:
         store.close()

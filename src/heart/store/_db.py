@@ -172,7 +172,8 @@ def open_store(url: str, *, migrate: bool = True, read_only: bool = False) -> St
         if read_only:
             _require_current(engine)
     except OperationalError as exc:
-        raise StoreError(f"store {engine.url!r} cannot be opened: {exc.orig}") from None
+        said = " ".join(str(exc.orig).split())  # a driver's message may run over several lines
+        raise StoreError(f"store {engine.url!r} cannot be opened: {said}") from None
     except ValueError as exc:  # a path the system cannot take (a NUL in it)
         raise StoreError(f"store {engine.url!r} cannot be opened: {exc}") from None
     return Store(
