@@ -58,6 +58,10 @@ def _edit_rows(bundle: Path, name: str, edit: Callable[[list[dict[str, Any]]], N
     _sign(bundle)
 
 
+def _named(rows: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(row for row in rows if row["name"] == name)
+
+
 def _edit_manifest(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> None:
     manifest = json.loads((bundle / "manifest.json").read_text())
     edit(manifest)
@@ -295,6 +299,17 @@ def test_a_refused_bundle_leaves_the_folder_as_it_was(
         f"judgments.jsonl line {VERDICTS}: 'strength' must be 1 to 5, got 9"
     )
     assert not (tmp_path / "nested").exists()
+
+
+@pytest.mark.parametrize("folder", ["missing", "nested/missing"])
+def test_a_bundle_refused_while_its_rows_are_stored_leaves_no_folder(
+    bundle: Path, tmp_path: Path, folder: str
+) -> None:
+    # the rows read well; a verdict's judge is missing from judges.jsonl, which only storing
+    # the rows finds, once the new store is open in the new folder
+    _edit_rows(bundle, "judges.jsonl", lambda rows: rows.remove(_named(rows, "j1")))
+    assert "refers to unknown judge 'j1'" in _refused_into_new_folder(bundle, tmp_path / folder)
+    assert not (tmp_path / folder.split("/")[0]).exists()
 
 
 def test_a_refused_table_import_leaves_no_store_behind(tmp_path: Path) -> None:

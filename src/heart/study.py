@@ -232,7 +232,7 @@ def staged_study(root: str | Path, config_text: str | None = None) -> Iterator[S
     except BaseException:
         if store is not None:
             store.close()
-        for path in placed:
+        for path in (*placed, staged):
             _remove_sqlite(path)
         for folder in made:
             with suppress(OSError):
