@@ -240,7 +240,8 @@ def damaged(data: st.DataObject, raw: bytes, most: int = 2) -> bytes:
     if encoding == "crlf":
         raw = raw.replace(b"\n", b"\r\n")
     elif encoding != "utf-8":
-        raw = raw.decode("utf-8", "surrogatepass").encode(encoding, "replace")
+        # bytes damaged already may be no UTF-8 at all: keep them as escapes, written as "?"
+        raw = raw.decode("utf-8", "surrogateescape").encode(encoding, "replace")
     for _ in range(data.draw(st.integers(0, most))):
         if data.draw(st.booleans()):
             raw = damage_bytes(data, raw)
