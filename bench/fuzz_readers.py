@@ -152,15 +152,15 @@ def main() -> None:
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             done = [pool.submit(fuzz_reader, *run) for run in runs]
-            results = [future.result() for future in as_completed(done)]
+            results = []
+            for future in as_completed(done):  # each reader as it ends: a long run shows progress
+                results.append(future.result())
+                report(*results[-1])
     else:
         results = []
         for run in runs:
             results.append(fuzz_reader(*run))
             report(*results[-1])
-    if args.jobs > 1:
-        for result in sorted(results, key=lambda r: names.index(r[0])):
-            report(*result)
     failures = sum(tally.failures for _, tally, _ in results)
     cases = sum(tally.cases for _, tally, _ in results)
     print(f"{failures} failures in {cases} cases over {len(names)} readers")
