@@ -99,11 +99,12 @@ def embedded_threads() -> int:
 
 def llama_settings(path: Path, n_ctx: int) -> dict[str, Any]:
     """How heart opens a GGUF file with llama-cpp-python's ``Llama``."""
+    threads = embedded_threads()
     return {
         "model_path": str(path),
         "n_ctx": n_ctx,
-        "n_threads": embedded_threads(),
-        "n_threads_batch": embedded_threads(),
+        "n_threads": threads,
+        "n_threads_batch": threads,
         "n_batch": 512,
         "logits_all": False,
         "verbose": False,

@@ -18,7 +18,7 @@ from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
 from heart.report._facts import StudyFacts
 from heart.report._figures import new_figure, png_bytes
 from heart.report._section import Block, Figure, Flag, Section
-from heart.report._table import Table, interval, num, share_text
+from heart.report._table import Table, conclusion, interval, num, share_text
 
 NO_ADVERSARIAL = (
     "This study has no adversarial items: set items.adversarial (20 in a full study) and run "
@@ -39,11 +39,7 @@ ADVERSARIAL_NOTE = (
 
 def rater_verdict(check: RaterCheck) -> str:
     """The hostility rater check's conclusion, in words."""
-    if check.flagged:
-        return "UNRELIABLE: " + "; ".join(check.problems) + "."
-    if check.cautions:
-        return "Caution: " + "; ".join(check.cautions) + "."
-    return "no problem found"
+    return conclusion(check.flagged, check.problems, check.cautions)
 
 
 def adversarial_tables(report: AdversarialReport) -> list[Table]:

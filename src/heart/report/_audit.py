@@ -7,7 +7,7 @@ from heart.analyses import JudgeAudit
 from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
 from heart.report._facts import StudyFacts
 from heart.report._section import Section
-from heart.report._table import Table, share_text
+from heart.report._table import Table, conclusion, share_text
 
 AUDIT_CHECKS = ("flip", "first_position", "longer", "control", "own_family")
 NO_VERDICTS = (
@@ -49,11 +49,7 @@ def audit_verdicts(audit: JudgeAudit) -> str:
 
 def audit_verdict(audit: JudgeAudit) -> str:
     """The audit's conclusion on one judge, in words."""
-    if audit.flagged:
-        return "UNRELIABLE: " + "; ".join(audit.problems) + "."
-    if audit.cautions:
-        return "Caution: " + "; ".join(audit.cautions) + "."
-    return "no problem found"
+    return conclusion(audit.flagged, audit.problems, audit.cautions)
 
 
 def audit_rows(audits: list[JudgeAudit]) -> list[list[str]]:

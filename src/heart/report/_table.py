@@ -4,6 +4,7 @@ Markdown, HTML or rich, and the few ways a number is written in a cell."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from heart.stats import Share
@@ -67,3 +68,12 @@ def pick_columns(table: Table, columns: list[str], title: str, note: str, key: s
         colours,
         table.flagged,
     )
+
+
+def conclusion(flagged: bool, problems: Sequence[str], cautions: Sequence[str]) -> str:
+    """A reliability check's conclusion in words (a judge's audit, the hostility rater's)."""
+    if flagged:
+        return "UNRELIABLE: " + "; ".join(problems) + "."
+    if cautions:
+        return "Caution: " + "; ".join(cautions) + "."
+    return "no problem found"
