@@ -277,3 +277,33 @@ def test_strategies_adversarial_and_the_llm_coder_fail_loudly(
     out = _failing_stage(root, server, ["items", "adversarial"])
     assert "The adversarial items were not changed." in out and "  auth, 1 call:" in out
     assert _count(root, "rewrites") == 0
+
+
+def test_a_reply_holding_a_refused_character_fails_with_its_reason_and_the_bundle_imports(
+    tmp_path: Path,
+) -> None:
+    """A model reply with an invisible override is stored failed, naming the character, like any
+    text from outside; so the study's own bundle still imports into a new folder."""
+
+    def replies(body: dict[str, Any]) -> str:
+        if "response_format" in body:
+            return _verdicts(body)
+        return "That sounds hard.\u202e Tell me more."
+
+    with FaultServer(replies) as fault:
+        root = _study(tmp_path / "s", [_system("oa", "a", _model(fault.openai_base_url))],
+                      _model(fault.openai_base_url))  # fmt: skip
+        heart("items", "build", "--study", root)
+        failed = heart("generate", "--study", root, env=KEY, check=False)
+    assert failed.returncode == 1 and "  bad output, 4 calls:" in failed.stdout
+    with sqlite3.connect(root / "heart.db") as conn:
+        rows = conn.execute(
+            "SELECT status, text, error FROM completions WHERE system = 'oa'"
+        ).fetchall()
+    assert len(rows) == 4
+    for status, text, error in rows:
+        assert (status, text) == ("failed", "")
+        assert "U+202E RIGHT-TO-LEFT OVERRIDE" in error and "at character 18" in error
+    heart("export", tmp_path / "bundle", "--study", root)
+    heart("import", tmp_path / "bundle", "--study", tmp_path / "copy")
+    assert _count(tmp_path / "copy", "completions") == _count(root, "completions")

@@ -17,6 +17,7 @@ from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
+from heart.text_policy import refused_character
 from heart.transcript import render_transcript
 from heart.types import Item, Status, Subset, SystemKind
 
@@ -40,6 +41,16 @@ def clean_reply(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
     return text
+
+
+def reply_fault(text: str, finish_reason: str | None) -> str | None:
+    """Why a model's reply cannot be stored as valid, or None: it is empty, or it holds a
+    character the text policy refuses in any text from outside (judges, raters and bundles
+    would otherwise get it, and the study's own bundle could not be imported)."""
+    if not text:
+        return f"empty reply (finish reason {finish_reason})"
+    found = refused_character(text)
+    return f"the reply holds {found}, which no stored text may hold" if found else None
 
 
 @dataclass
@@ -88,8 +99,7 @@ def _recorder(
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
             row.finish_reason = response.finish_reason
             row.cost_usd = price.cost(response.tokens_in, response.tokens_out)
-            if not text:
-                error = f"empty reply (finish reason {response.finish_reason})"
+            error = error or reply_fault(text, response.finish_reason)
         row.status, row.text, row.error = (
             (Status.FAILED, "", error) if error else (Status.OK, text, None)
         )
