@@ -105,12 +105,28 @@ def web_study(store: Store, tmp_path: Path) -> Iterator[Callable[..., WebStudy]]
         app.state.web.study.close()
 
 
-def sign_in(client: TestClient, store: Store) -> str:
-    """Invite a rater and open their link in ``client``; returns the rater id."""
+def sign_in(client: TestClient, store: Store, *, ready: bool = True) -> str:
+    """Invite a rater and open their link in ``client``; returns the rater id. ``ready``: they
+    also accept the consent page and answer the practice pair, so every task page is open."""
     ((rater, token),) = invite(store, 1)
     response = client.get(f"/invite/{token}")
     assert response.status_code == 303 and response.headers["location"] == "/"
+    if ready:
+        get_ready(client)
     return rater
+
+
+def get_ready(client: TestClient) -> None:
+    """Accept the consent page and answer the practice pair as the signed-in rater."""
+    page = client.get("/consent")
+    agreed = client.post("/consent", data={"csrf": hidden(page.text, "csrf"), "agree": "yes"})
+    assert agreed.status_code == 303, agreed.text
+    page = client.get("/practice")
+    practised = client.post(
+        "/practice",
+        data={"csrf": hidden(page.text, "csrf"), "choice": "B+", "rationale": "B listens."},
+    )
+    assert practised.status_code == 303 and practised.headers["location"] == "/practice"
 
 
 def hidden(page: str, name: str) -> str:

@@ -62,6 +62,9 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         page.goto(f"{base}/invite/{writer}")
         assert page.url == f"{base}/"
         page.click("a[href='/write']")
+        assert page.url == f"{base}/consent?next=/write"
+        page.click("#consent-form button[type=submit]")
+        page.wait_for_url(f"{base}/write")
         assert page.locator("#word-count").inner_text().startswith("0 words")
         page.locator("#text").press_sequentially("I am so sorry, that sounds lonely", delay=20)
         expect(page.locator("#word-count")).to_have_text(re.compile(r"^7 words"), timeout=10_000)
@@ -73,6 +76,17 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         quiet.on("request", lambda r: requests.append(r.url))
         quiet.goto(f"{base}/invite/{judge}")
         quiet.goto(f"{base}/judge")
+        assert quiet.url == f"{base}/consent?next=/judge"
+        quiet.click("#consent-form button[type=submit]")
+        quiet.wait_for_url(f"{base}/instructions")
+        quiet.click("#next-step")
+        quiet.check("input[name=choice][value='B++']")
+        quiet.fill("#rationale", "B names the guilt.")
+        quiet.click("#task-form button[type=submit]")
+        quiet.wait_for_url(f"{base}/practice")
+        assert "Well done" in quiet.inner_text("#feedback")
+        quiet.click("#start")
+        quiet.wait_for_url(f"{base}/judge")
         quiet.check("input[name=choice][value='B+']")
         quiet.fill("#rationale", "The second one asks what she needs.")
         quiet.check("input[name=checklist][value=position]")
