@@ -30,7 +30,7 @@ from heart.types import sha256_hex
 from heart.web._guide import DEFAULT_CONSENT, PRACTICE, SCALE_EXAMPLES
 from heart.web._state import make_templates
 
-from .conftest import WebStudy, element, get_ready, hidden, sign_in
+from .conftest import WebStudy, element, get_ready, hidden, sign_in, write_study
 
 MakeStudy = Callable[..., WebStudy]
 
@@ -256,3 +256,28 @@ def test_a_judge_page_shows_an_instructed_response_above_the_scale(
     else:
         assert element(page, "instruction") == instruction
         assert page.index('id="instruction"') < page.index('id="scale"')
+
+
+def test_a_changed_consent_text_is_asked_again_and_the_new_agreement_kept(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1, consent="We keep answers for a year.")
+    client = study.client(study.make_app())
+    rater = sign_in(client, study.store)
+    with study.store.session() as s:
+        first = s.get_one(ConsentRow, rater)
+    assert client.get("/write").status_code == 200
+    write_study(study.root, study.store, {"check_every": 0, "consent": "Now for two years."}, 7)
+    again = study.client(study.make_app())  # the server restarted with the new text
+    again.cookies = client.cookies
+    assert again.get("/write").headers["location"] == "/consent?next=/write"
+    assert again.get("/judge").headers["location"] == "/consent?next=/judge"
+    page = again.get("/consent?next=/judge")
+    assert "Now for two years." in element(page.text, "consent-text")
+    assert 'id="agreed"' not in page.text
+    again.post("/consent", data={"csrf": hidden(page.text, "csrf"), "agree": "yes"})
+    with study.store.session() as s:
+        second = s.get_one(ConsentRow, rater)
+    assert second.text_hash == sha256_hex("Now for two years.") != first.text_hash
+    assert second.consented_at > first.consented_at
+    assert again.get("/judge").status_code == 200  # the practice pair is not asked again

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from heart.config import PeopleSpec
 from heart.people import CHOICES, JUDGE, KINDS, TaskRefused, open_to, plain_text
@@ -36,18 +36,20 @@ AFTER_CONSENT = (*(f"/{kind}" for kind in KINDS), "/instructions")
 """Where the consent page may send a person on (anything else: the start page)."""
 
 
-def steps_done(store: Store, rater: str) -> tuple[bool, bool]:
-    """Whether ``rater`` has accepted the consent page, and answered the practice pair."""
-    with store.session() as s:
-        consented = s.get(ConsentRow, rater) is not None
+def steps_done(request: Request, rater: str) -> tuple[bool, bool]:
+    """Whether ``rater`` has accepted the consent page as it reads now (a changed text is
+    asked again), and answered the practice pair."""
+    with web(request).study.store.session() as s:
+        consent = s.get(ConsentRow, rater)
         practised = s.get(PracticeRow, rater) is not None
-    return consented, practised
+    current = consent is not None and consent.text_hash == consent_hash(consent_text(request))
+    return current, practised
 
 
 def gate(request: Request, session: RaterSession, kind: str) -> Response | None:
     """Where a person goes before a task of ``kind``: the consent page until they accept it,
     and before judging the instructions and practice pair until they answer it; else None."""
-    consented, practised = steps_done(web(request).study.store, session.rater)
+    consented, practised = steps_done(request, session.rater)
     if not consented:
         return see_other(f"/consent?next=/{kind}")
     if kind == JUDGE and not practised:
@@ -113,7 +115,8 @@ def consent_page(request: Request) -> Response:
     wanted = request.query_params.get("next", "/")
     with web(request).study.store.session() as s:
         row = s.get(ConsentRow, session.rater)
-        agreed = row.consented_at if row else None
+        current = row is not None and row.text_hash == consent_hash(consent_text(request))
+        agreed = row.consented_at if row and current else None
     return render(
         request,
         "consent.html",
@@ -126,7 +129,8 @@ def consent_page(request: Request) -> Response:
 
 @router.post("/consent")
 def consent_submit(request: Request, form: FormDep) -> Response:
-    """Store the consent (once: the first time and text are kept) and go on."""
+    """Store the consent and go on: the time of the first agreement to the text shown now (to
+    a changed text, the new agreement replaces the old)."""
     session = current_rater(request)
     if session is None:
         return see_other("/")
@@ -138,11 +142,16 @@ def consent_submit(request: Request, form: FormDep) -> Response:
             request, 400, "Nothing was saved",
             "To take part, choose the button that says you agree; otherwise close the page.",
         )  # fmt: skip
+    text_hash = consent_hash(consent_text(request))
     with state.study.store.session() as s:
         add_if_missing(
-            s, ConsentRow, rater_id=session.rater, text_hash=consent_hash(consent_text(request)),
-            consented_at=now_iso(),
-        )  # fmt: skip
+            s, ConsentRow, rater_id=session.rater, text_hash=text_hash, consented_at=now_iso()
+        )
+        s.execute(
+            update(ConsentRow)
+            .where(ConsentRow.rater_id == session.rater, ConsentRow.text_hash != text_hash)
+            .values(text_hash=text_hash, consented_at=now_iso())
+        )
     wanted = form.get("next")
     return see_other(wanted if wanted in AFTER_CONSENT else "/")
 
@@ -152,7 +161,7 @@ def instructions_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    consented, practised = steps_done(web(request).study.store, session.rater)
+    consented, practised = steps_done(request, session.rater)
     if not consented:
         return see_other("/consent?next=/instructions")
     seeker, axes = rubric_axes(web(request).study.config.judging.prompt_version)
@@ -187,7 +196,7 @@ def practice_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    if not steps_done(web(request).study.store, session.rater)[0]:
+    if not steps_done(request, session.rater)[0]:
         return see_other("/consent?next=/instructions")
     return _practice_page(request, session)
 
@@ -201,7 +210,7 @@ def practice_submit(request: Request, form: FormDep) -> Response:
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
         return _csrf_refused(request)
-    if not steps_done(state.study.store, session.rater)[0]:
+    if not steps_done(request, session.rater)[0]:
         return see_other("/consent?next=/instructions")
     choice = form.get("choice")
     try:
