@@ -415,6 +415,10 @@ LEASES = {"tasks": {"expires_at", "served_at"}}
 """Columns a page view may change (a seat's claim renewed), left out of the comparison."""
 
 
+PRACTICE = {"choice": "B++", "rationale": "B stays with the guilt."}
+"""The practice pair's answer the rater gives before the request is sent."""
+
+
 def _hidden(page: str, name: str) -> str:
     found = re.search(rf'name="{name}" value="([^"]*)"', page)
     return found.group(1) if found else ""
@@ -429,6 +433,9 @@ def send(request: Request, work: Path) -> int:
         client = TestClient(app, follow_redirects=False)
         ((_, token),) = invite(app.state.web.study.store, 1)
         assert client.get(f"/invite/{token}").status_code == 303
+        for step, fields in (("consent", {"agree": "yes"}), ("practice", PRACTICE)):
+            csrf = _hidden(client.get(f"/{step}").text, "csrf")  # the steps before any task
+            assert client.post(f"/{step}", data={"csrf": csrf, **fields}).status_code == 303
         if request.cookie is not None:
             client.cookies.set(RATER_COOKIE, request.cookie)
         if request.kind in ("write", "judge", "label", "words"):

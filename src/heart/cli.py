@@ -1036,6 +1036,9 @@ def serve(
     later (a new system's replies and pairs, new items) while the server runs: no restart.
     The admin page says when seats were last added.
 
+    Before any task people accept the consent page (its text: people.consent, else heart's
+    own); before judging they read the instructions and answer a practice pair, never counted.
+
     The admin token comes from HEART_ADMIN_TOKEN, else a fresh one is printed once; the session
     secret from HEART_SECRET, else from the study's .heart-secret (made on first use)."""
     import os

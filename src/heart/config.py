@@ -355,6 +355,14 @@ class PeopleSpec(Strict):
         gt=0,
         description="most tasks one person may submit, checks included (unset: no limit)",
     )
+    consent: str | None = Field(
+        None,
+        min_length=1,
+        max_length=20_000,
+        description="the information and consent text a person accepts before any task, "
+        "paragraphs separated by blank lines (unset: heart's own text, which names what is "
+        "collected and how it is used)",
+    )
 
 
 class ItemsSpec(Strict):

@@ -213,10 +213,27 @@ class _Walkthrough:
         context.close()
         assert not problems, problems
 
+    @staticmethod
+    def _get_ready(page: Any) -> None:
+        """The steps before the first task: the consent page, and before comparing the
+        instructions and the practice pair."""
+        if "/consent" in page.url:
+            with page.expect_navigation():
+                page.click("#consent-form button[type=submit]")
+        if page.url.endswith("/instructions"):
+            page.click("#next-step")
+            page.check("input[name=choice][value='B++']")
+            page.fill("#rationale", "B stays with the guilt.")
+            with page.expect_navigation():
+                page.click("#task-form button[type=submit]")
+            with page.expect_navigation():
+                page.click("#start")
+
     def write_every_context(self, page: Any) -> None:
         page.click("a[href='/write']")
+        self._get_ready(page)
         written = 0
-        while "Nothing left here" not in page.inner_text("main"):
+        while page.locator("#task-form").count():
             words = page.inner_text("#context").split()[-4:]
             page.fill("#text", f"I'm so sorry, that sounds heavy: {' '.join(words)}")
             with page.expect_navigation():
@@ -228,8 +245,9 @@ class _Walkthrough:
 
     def compare(self, page: Any, most: int | None = None) -> int:
         page.click("a[href='/judge']")
+        self._get_ready(page)
         answered = 0
-        while "Nothing left here" not in page.inner_text("main") and answered != most:
+        while page.locator("#task-form").count() and answered != most:
             choice = attentive_choice(page.content()) or CHOICES[answered % len(CHOICES)]
             page.check(f"input[name=choice][value='{choice}']")
             page.fill("#rationale", "The better one stays with what the seeker said.")

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 import yaml
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -31,7 +33,7 @@ from heart.store import CompletionRow, ItemRow, Store
 from heart.web import create_app
 
 from ..rows import seed_study
-from ..servers import stop
+from ..servers import free_port, stop
 
 ADMIN_TOKEN = "admin-token-for-the-web-tests"
 SECRET = b"a secret of thirty-two bytes !!!"
@@ -105,12 +107,28 @@ def web_study(store: Store, tmp_path: Path) -> Iterator[Callable[..., WebStudy]]
         app.state.web.study.close()
 
 
-def sign_in(client: TestClient, store: Store) -> str:
-    """Invite a rater and open their link in ``client``; returns the rater id."""
+def sign_in(client: TestClient, store: Store, *, ready: bool = True) -> str:
+    """Invite a rater and open their link in ``client``; returns the rater id. ``ready``: they
+    also accept the consent page and answer the practice pair, so every task page is open."""
     ((rater, token),) = invite(store, 1)
     response = client.get(f"/invite/{token}")
     assert response.status_code == 303 and response.headers["location"] == "/"
+    if ready:
+        get_ready(client)
     return rater
+
+
+def get_ready(client: TestClient) -> None:
+    """Accept the consent page and answer the practice pair as the signed-in rater."""
+    page = client.get("/consent")
+    agreed = client.post("/consent", data={"csrf": hidden(page.text, "csrf"), "agree": "yes"})
+    assert agreed.status_code == 303, agreed.text
+    page = client.get("/practice")
+    practised = client.post(
+        "/practice",
+        data={"csrf": hidden(page.text, "csrf"), "choice": "B+", "rationale": "B listens."},
+    )
+    assert practised.status_code == 303 and practised.headers["location"] == "/practice"
 
 
 def hidden(page: str, name: str) -> str:
@@ -132,6 +150,24 @@ def reply_text(page: str, element_id: str) -> str:
     match = re.search(rf'id="{element_id}"[^>]*>.*?<p>(.*?)</p>', page, re.S)
     assert match, f"no reply in #{element_id}"
     return html.unescape(match.group(1))
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """``app`` behind a real uvicorn server on a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 @contextmanager

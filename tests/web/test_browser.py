@@ -5,22 +5,16 @@ JavaScript off, and nothing is fetched from anywhere else."""
 from __future__ import annotations
 
 import re
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from sqlalchemy import select
 
 from heart.people import invite
 from heart.store import CompletionRow, JudgmentRow
 
 from ..helpers import CHROMIUM, require_chromium
-from ..servers import free_port
-from .conftest import WebStudy
+from .conftest import WebStudy, serving
 
 MakeStudy = Callable[..., WebStudy]
 
@@ -30,29 +24,12 @@ def _chromium() -> None:
     require_chromium()
 
 
-@contextmanager
-def _serving(app: FastAPI) -> Iterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-
-
 def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: MakeStudy) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     study = web_study(items=1)
     (_, writer), (_, judge) = invite(study.store, 2)
-    with _serving(study.make_app()) as base, sync_playwright() as p:
+    with serving(study.make_app()) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         requests: list[str] = []
         problems: list[str] = []
@@ -62,6 +39,9 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         page.goto(f"{base}/invite/{writer}")
         assert page.url == f"{base}/"
         page.click("a[href='/write']")
+        assert page.url == f"{base}/consent?next=/write"
+        page.click("#consent-form button[type=submit]")
+        page.wait_for_url(f"{base}/write")
         assert page.locator("#word-count").inner_text().startswith("0 words")
         page.locator("#text").press_sequentially("I am so sorry, that sounds lonely", delay=20)
         expect(page.locator("#word-count")).to_have_text(re.compile(r"^7 words"), timeout=10_000)
@@ -73,6 +53,17 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         quiet.on("request", lambda r: requests.append(r.url))
         quiet.goto(f"{base}/invite/{judge}")
         quiet.goto(f"{base}/judge")
+        assert quiet.url == f"{base}/consent?next=/judge"
+        quiet.click("#consent-form button[type=submit]")
+        quiet.wait_for_url(f"{base}/instructions")
+        quiet.click("#next-step")
+        quiet.check("input[name=choice][value='B++']")
+        quiet.fill("#rationale", "B names the guilt.")
+        quiet.click("#task-form button[type=submit]")
+        quiet.wait_for_url(f"{base}/practice")
+        assert "Well done" in quiet.inner_text("#feedback")
+        quiet.click("#start")
+        quiet.wait_for_url(f"{base}/judge")
         quiet.check("input[name=choice][value='B+']")
         quiet.fill("#rationale", "The second one asks what she needs.")
         quiet.check("input[name=checklist][value=position]")

@@ -21,7 +21,7 @@ from heart.cli import app
 from heart.people import invite
 
 from ..servers import free_port, stop
-from .conftest import WebStudy, heart_serve, hidden, write_study
+from .conftest import WebStudy, get_ready, heart_serve, hidden, write_study
 
 MakeStudy = Callable[..., WebStudy]
 runner = CliRunner()
@@ -39,6 +39,7 @@ def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
     assert len(links) == 2 and all(re.fullmatch(r"https://x\.org/invite/\S{20,}", u) for u in links)
     client = study.client(study.make_app())
     assert client.get(links[0].removeprefix("https://x.org")).status_code == 303
+    get_ready(client)
     page = client.get("/write").text
     client.post(
         "/write",

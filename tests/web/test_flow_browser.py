@@ -95,6 +95,10 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
         assert page.url == f"{base}/"
         shot(page, "writer-landing")
         page.click("a[href='/write']")
+        assert page.url == f"{base}/consent?next=/write"
+        shot(page, "writer-consent")
+        with page.expect_navigation():
+            page.click("#consent-form button[type=submit]")
         assert page.url == f"{base}/write"
         assert "My sister stopped talking to me" in page.inner_text("#context")
         page.fill("#text", WRITTEN[:-6])
@@ -114,6 +118,19 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
         assert page.url == f"{base}/"
         shot(page, "rater-landing")
         page.click("a[href='/judge']")
+        with page.expect_navigation():
+            page.click("#consent-form button[type=submit]")
+        assert page.url == f"{base}/instructions"
+        shot(page, "rater-instructions")
+        page.click("#next-step")
+        page.check("input[name=choice][value='A+']")
+        page.fill("#rationale", "A is shorter.")
+        with page.expect_navigation():
+            page.click("#task-form button[type=submit]")
+        assert "Not quite" in page.inner_text("#feedback")
+        shot(page, "rater-practice-feedback")
+        with page.expect_navigation():
+            page.click("#start")
         for n, choice in enumerate(CHOICES, 1):
             assert page.url == f"{base}/judge"
             html = page.content()

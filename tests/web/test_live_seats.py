@@ -21,7 +21,7 @@ from heart.study import open_study
 from ..helpers import heart
 from ..rows import seed_study
 from ..servers import free_port
-from .conftest import element, heart_serve, write_study
+from .conftest import element, heart_serve, hidden, write_study
 
 WARMTH = "Whatever happened, you reached out, and that took courage."
 
@@ -35,6 +35,20 @@ def _get(browser: urllib.request.OpenerDirector, url: str) -> str:
     with browser.open(url, timeout=30) as answer:
         assert answer.status == 200
         return str(answer.read().decode("utf-8"))
+
+
+def _post(browser: urllib.request.OpenerDirector, url: str, form: dict[str, str]) -> str:
+    data = urllib.parse.urlencode(form).encode()
+    with browser.open(url, data=data, timeout=30) as answer:
+        assert answer.status == 200
+        return str(answer.read().decode("utf-8"))
+
+
+def _get_ready(browser: urllib.request.OpenerDirector, base: str) -> None:
+    """Accept the consent page and answer the practice pair, as every rater does first."""
+    for step, fields in (("consent", {"agree": "yes"}), ("practice", {"choice": "B+"})):
+        csrf = hidden(_get(browser, f"{base}/{step}"), "csrf")
+        _post(browser, f"{base}/{step}", {"csrf": csrf, "rationale": "B listens.", **fields})
 
 
 def _seats(store: Store, kind: str) -> int:
@@ -107,6 +121,7 @@ def test_a_system_added_while_serving_is_judged_by_the_next_rater_who_asks(
         base = f"http://127.0.0.1:{port}"
         rater = _browser()
         _get(rater, f"{base}/invite/{token}")
+        _get_ready(rater, base)
         assert "Nothing left here" in _get(rater, f"{base}/judge")
 
         study_file = root / "study.yaml"

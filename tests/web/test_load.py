@@ -39,6 +39,8 @@ FORMS: dict[str, dict[str, Any]] = {
     "label": {"strategies": ["Emotional Validation"]},
 }
 
+PRACTICE = {"choice": "B++", "rationale": "It names the guilt."}
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -116,7 +118,12 @@ def _all_at_once(browsers: list[Browser], step: Callable[[Browser], object]) -> 
 
 
 def _send_each_form(browser: Browser) -> None:
-    """Open each kind of work and send its form once, and ask for a word count."""
+    """Accept the consent page and answer the practice pair, open each kind of work and send
+    its form once, and ask for a word count."""
+    for step, fields in (("consent", {"agree": "yes"}), ("practice", PRACTICE)):
+        page = browser.open(f"/{step}")
+        if 'name="csrf"' in page.body:  # not yet done by this rater in another browser
+            browser.open(f"/{step}", {"csrf": hidden(page.body, "csrf"), **fields})
     for kind, fields in FORMS.items():
         page = browser.open(f"/{kind}")
         if 'name="task"' in page.body:

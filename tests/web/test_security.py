@@ -214,7 +214,7 @@ CASES = [
     ("judge", {"choice": "B+", "rationale": " "}, "short reason"),
     ("judge", {"choice": "B+", "rationale": "x" * 2001}, "under 2,000 characters"),
     ("judge", {"choice": "B+", "rationale": "Kind.", "checklist": ["tone"]}, "checklist"),
-    ("label", {}, "at least one strategy"),
+    ("label", {}, 'or "none of these"'),
     ("label", {"strategies": ["Mind Reading"]}, "unknown strategies"),
     ("write", {"text": "I hear you,\u202e truly."}, "control character (U+202E RIGHT-TO-LEFT"),
     ("write", {"text": "I hear\x00 you, truly."}, "control character (U+0000) at character 7"),

@@ -15,7 +15,7 @@ from heart.store import CompletionRow, JudgmentRow, LabelRow, PairRow, RaterRow,
 from heart.strategies import load_taxonomy
 
 from ..helpers import attentive_choice
-from .conftest import SYSTEMS, WebStudy, element, hidden, reply_text, sign_in
+from .conftest import SYSTEMS, WebStudy, element, get_ready, hidden, reply_text, sign_in
 
 MakeStudy = Callable[..., WebStudy]
 SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
@@ -135,6 +135,8 @@ def test_a_prolific_participant_comes_in_from_the_url_and_gets_the_code_at_the_e
     entered = client.get(url)
     assert entered.status_code == 303 and entered.headers["location"] == "/"
     assert "/write" in client.get("/").text
+    assert client.get("/write").headers["location"] == "/consent?next=/write"
+    get_ready(client)
     page = client.get("/write")
     client.post(
         "/write",
@@ -165,6 +167,7 @@ def test_prolific_entry_takes_only_the_configured_study_and_stops_at_the_cap(
     assert "set-cookie" not in other.headers
     client = study.client(app)
     assert client.get("/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-9&SESSION_ID=s").status_code == 303
+    get_ready(client)
     for n in range(2):
         page = client.get("/write")
         assert 'id="task-form"' in page.text

@@ -97,6 +97,7 @@ class Task:
     context: list[tuple[str, str]]  # (role, text)
     replies: list[str]  # write: none; judge: A then B; label: the one reply
     expires_at: float
+    instruction: str | None = None  # an attention check's instructed response, shown as asked
 
 
 _FREE = and_(
@@ -215,6 +216,21 @@ def claim(
             if session.scalar(_ANY_LEFT, params) is None:
                 return None
     return None
+
+
+_OPEN_TARGETS = select(func.count(func.distinct(TaskRow.target))).where(
+    TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN
+)
+
+
+def open_to(store: Store, rater: str, kind: str, *, now: float) -> int:
+    """How many tasks of ``kind`` ``rater`` could still take now, the one they hold included:
+    their unfinished seat and one per target with a free seat they may claim (none once
+    excluded). Others' claims change it, so it is an estimate of the work left to them."""
+    params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP}
+    with store.session() as session:
+        held = session.scalar(_HELD, params) is not None
+        return int(session.scalar(_OPEN_TARGETS, params) or 0) + held
 
 
 def _open_seat(seat: Seat | None, rater: str) -> Seat:

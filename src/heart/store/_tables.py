@@ -321,3 +321,25 @@ class BundleProvenanceRow(Base):
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     provenance: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class ConsentRow(Base):
+    """A person's acceptance of the study's information and consent page: when, and the sha256
+    of the text they were shown. Kept in the study only: bundles never carry it."""
+
+    __tablename__ = "consents"
+    rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(64))
+    consented_at: Mapped[str] = mapped_column(String(32))
+
+
+class PracticeRow(Base):
+    """A person's answer to the practice pair shown after the instructions: apart from every
+    seat and judgment, so it is never counted; kept to know it was done, and how."""
+
+    __tablename__ = "practice_answers"
+    rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), primary_key=True)
+    choice: Mapped[str] = mapped_column(String(4))
+    rationale: Mapped[str] = mapped_column(Text, default="")
+    correct: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[str] = mapped_column(String(32))

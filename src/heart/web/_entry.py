@@ -1,5 +1,6 @@
 """Coming in: the landing page, invite links and the Prolific-style entry. Either way the
-rater gets a signed session cookie and is sent to the landing page."""
+rater gets a signed session cookie and is sent to the landing page; the consent page, the
+instructions and the practice pair (heart.web._journey) come next."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from heart.people import TaskRefused, prolific_rater, rater_for_token
+from heart.web import _journey
 from heart.web._session import RATER_COOKIE, RATER_MAX_AGE
 from heart.web._state import current_rater, message, render, see_other, web
 
 router = APIRouter()
+router.include_router(_journey.router)
 
 MAX_ID = 128  # longest participant, study or session id accepted from a Prolific link
 
@@ -26,7 +29,9 @@ def _signed_in(request: Request, rater: str, entry: str) -> Response:
 
 @router.get("/")
 def landing(request: Request) -> Response:
-    return render(request, "landing.html", signed_in=current_rater(request) is not None)
+    session = current_rater(request)
+    consented = session is not None and _journey.steps_done(request, session.rater)[0]
+    return render(request, "landing.html", signed_in=session is not None, consented=consented)
 
 
 @router.get("/invite/{token}")

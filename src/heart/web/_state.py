@@ -19,6 +19,8 @@ from heart.web._seats import Seats
 from heart.web._session import RATER_COOKIE, RaterSession, Signer
 
 HERE = Path(__file__).parent
+ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
+"""How a page names the speakers of a conversation."""
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """The three workflows: write a reply, judge a pair, label strategies. A GET claims (or
-resumes) the rater's seat of that kind and shows it; a POST submits it through heart.people
-and moves on to the next one. Pages never carry a task id, only a per-rater handle."""
+resumes) the rater's seat of that kind and shows it, with where the rater stands; a POST
+submits it through heart.people and moves on to the next one, which says the answer was saved.
+Both pass the journey's gate first (consent; for judging, the practice pair). Pages never carry
+a task id, only a per-rater handle."""
 
 from __future__ import annotations
 
@@ -30,8 +32,10 @@ from heart.people import (
 from heart.store import TaskRow
 from heart.strategies import load_taxonomy
 from heart.web._forms import Form, read_form
+from heart.web._journey import SAVED_COOKIE, gate, progress
 from heart.web._session import RaterSession, same
 from heart.web._state import (
+    ROLES,
     WebState,
     current_rater,
     message,
@@ -50,8 +54,11 @@ CHECKLIST = {
 }
 """What a judge confirms before sending: key → the reminder shown."""
 
-ROLES = {"seeker": "Seeker", "supporter": "Supporter"}
 CLAIM_ATTEMPTS = 5
+NONE = "yes"
+"""The value of the labelling page's "None of these" box."""
+SAVED_SECONDS = 300
+"""How long the "saved" note waits for the next page (it shows once)."""
 Submit = Callable[[WebState, str, str, Form, float], None]
 
 
@@ -95,6 +102,7 @@ def _page(
     status: int = 200,
     note: str | None = None,
     form: Form | None = None,
+    saved: bool = False,
 ) -> HTMLResponse:
     """A task page; after a refusal, with the message and what the rater had entered."""
     state = web(request)
@@ -109,6 +117,8 @@ def _page(
         handle=state.signer.task_handle(session.rater, task.id),
         csrf=state.signer.csrf(session),
         message=note,
+        saved=saved,
+        progress=progress(state.study.store, people, session.rater, task.id, task.kind),
         roles=ROLES,
         minutes=round(people.claim_minutes),
         text=text,
@@ -120,14 +130,22 @@ def _page(
         rationale=form.get("rationale"),
         checklist_items=list(CHECKLIST.items()),
         checklist=form.all("checklist"),
-        strategies=list(load_taxonomy().glosses().items()),
+        strategies=load_taxonomy().strategies,
         picked=form.all("strategies"),
+        none_picked=form.get("none") == NONE,
     )
 
 
 def _nothing_left(
-    request: Request, session: RaterSession, kind: str, status: int = 200, note: str | None = None
+    request: Request,
+    session: RaterSession,
+    kind: str,
+    status: int = 200,
+    note: str | None = None,
+    saved: bool = False,
 ) -> HTMLResponse:
+    """The finish page: no more work of ``kind`` for the rater, and a Prolific participant's
+    completion code."""
     code = web(request).study.config.people.completion_code
     return render(
         request,
@@ -135,6 +153,7 @@ def _nothing_left(
         status,
         kind=kind,
         message=note,
+        saved=saved,
         code=code if session.entry == "prolific" else None,
     )
 
@@ -143,13 +162,20 @@ def _show(request: Request, kind: str) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
+    if (elsewhere := gate(request, session, kind)) is not None:
+        return elsewhere
     state = web(request)
+    saved = request.cookies.get(SAVED_COOKIE) == kind
     task = _claim(state, session.rater, kind)
     if task is None and state.seats.refresh():  # work stored since the last look
         task = _claim(state, session.rater, kind)
     if task is None:
-        return _nothing_left(request, session, kind)
-    return _page(request, session, task)
+        page = _nothing_left(request, session, kind, saved=saved)
+    else:
+        page = _page(request, session, task, saved=saved)
+    if saved:
+        page.delete_cookie(SAVED_COOKIE, path="/")
+    return page
 
 
 def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response:
@@ -158,6 +184,8 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
     session = current_rater(request)
     if session is None:
         return see_other("/")
+    if (elsewhere := gate(request, session, kind)) is not None:
+        return elsewhere
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
         return message(
@@ -177,7 +205,12 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
             return _nothing_left(request, session, kind, 400, note)
         kept = same(handle, state.signer.task_handle(session.rater, task.id))
         return _page(request, session, task, status=400, note=note, form=form if kept else None)
-    return see_other(f"/{kind}")
+    moved = see_other(f"/{kind}")
+    moved.set_cookie(
+        SAVED_COOKIE, kind, max_age=SAVED_SECONDS, path="/", httponly=True, samesite="lax",
+        secure=request.url.scheme == "https",
+    )  # fmt: skip
+    return moved
 
 
 def _write(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
@@ -199,9 +232,13 @@ def _judge(state: WebState, rater: str, task: str, form: Form, now: float) -> No
 
 
 def _label(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
+    """Labels: the strategies ticked, or none when "None of these" is ticked instead."""
     strategies = form.all("strategies")
-    if not strategies:
-        raise TaskRefused("tick at least one strategy: every one the reply uses")
+    none = form.get("none") == NONE
+    if not strategies and not none:
+        raise TaskRefused('tick every strategy the reply uses, or "None of these"')
+    if strategies and none:
+        raise TaskRefused('tick either strategies or "None of these", not both')
     submit_labels(state.study.store, rater, task, strategies, now=now)
 
 

@@ -1,0 +1,230 @@
+"""A participant's way to the work: the information and consent page (accepted once, its time
+and text hash stored), the instructions, and the practice pair with feedback (stored apart from
+every seat and judgment); the gate every task route passes; and where a task page says the
+person stands: task n of m, the time so far, and that their last answer was saved."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from sqlalchemy import func, select, update
+
+from heart.config import PeopleSpec
+from heart.people import CHOICES, JUDGE, KINDS, TaskRefused, open_to, plain_text
+from heart.store import ConsentRow, PracticeRow, Store, TaskRow, add_if_missing, now_iso
+from heart.web._forms import Form, read_form
+from heart.web._guide import (
+    DEFAULT_CONSENT,
+    PRACTICE,
+    SCALE_EXAMPLES,
+    consent_hash,
+    consent_paragraphs,
+    rubric_axes,
+)
+from heart.web._session import RaterSession
+from heart.web._state import ROLES, current_rater, message, render, see_other, sentence, web
+
+router = APIRouter()
+
+SAVED_COOKIE = "heart_saved"
+"""Set when an answer is stored; the next page of that kind says so once and clears it."""
+AFTER_CONSENT = (*(f"/{kind}" for kind in KINDS), "/instructions")
+"""Where the consent page may send a person on (anything else: the start page)."""
+
+
+def steps_done(request: Request, rater: str) -> tuple[bool, bool]:
+    """Whether ``rater`` has accepted the consent page as it reads now (a changed text is
+    asked again), and answered the practice pair."""
+    with web(request).study.store.session() as s:
+        consent = s.get(ConsentRow, rater)
+        practised = s.get(PracticeRow, rater) is not None
+    current = consent is not None and consent.text_hash == consent_hash(consent_text(request))
+    return current, practised
+
+
+def gate(request: Request, session: RaterSession, kind: str) -> Response | None:
+    """Where a person goes before a task of ``kind``: the consent page until they accept it,
+    and before judging the instructions and practice pair until they answer it; else None."""
+    consented, practised = steps_done(request, session.rater)
+    if not consented:
+        return see_other(f"/consent?next=/{kind}")
+    if kind == JUDGE and not practised:
+        return see_other("/instructions")
+    return None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Task ``n`` of ``m`` for one person, and the seconds spent on their tasks so far."""
+
+    n: int
+    m: int
+    seconds: int
+
+    @property
+    def time(self) -> str:
+        minutes = self.seconds // 60
+        return "under a minute" if minutes < 1 else f"{minutes} min"
+
+
+def progress(store: Store, people: PeopleSpec, rater: str, task: str, kind: str) -> Progress:
+    """Where ``rater`` stands at ``task``: n counts their submitted tasks of every kind (checks
+    included, as the per-person cap does) plus this one; m is that count plus the tasks of
+    ``kind`` still open to them, at most ``people.tasks_per_person``. The time is what their
+    submitted tasks took (served to sent) and this one since it was served."""
+    now = time.time()
+    with store.session() as s:
+        done, spent = s.execute(
+            select(func.count(), func.sum(TaskRow.submitted_at - TaskRow.served_at)).where(
+                TaskRow.rater_id == rater, TaskRow.done
+            )
+        ).one()
+        served = s.scalar(select(TaskRow.served_at).where(TaskRow.id == task))
+    done = int(done)
+    m = done + open_to(store, rater, kind, now=now)
+    if people.tasks_per_person is not None:
+        m = min(m, people.tasks_per_person)
+    seconds = float(spent or 0.0) + (now - served if served else 0.0)
+    return Progress(done + 1, max(m, done + 1), max(0, int(seconds)))
+
+
+def consent_text(request: Request) -> str:
+    return web(request).study.config.people.consent or DEFAULT_CONSENT
+
+
+def _csrf_refused(request: Request) -> Response:
+    return message(
+        request, 403, "This form could not be checked",
+        "It comes from an older session or from another site. Nothing was saved: go back, "
+        "reload the page and send it again.",
+    )  # fmt: skip
+
+
+FormDep = Annotated[Form, Depends(read_form)]
+
+
+@router.get("/consent")
+def consent_page(request: Request) -> Response:
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    wanted = request.query_params.get("next", "/")
+    with web(request).study.store.session() as s:
+        row = s.get(ConsentRow, session.rater)
+        current = row is not None and row.text_hash == consent_hash(consent_text(request))
+        agreed = row.consented_at if row and current else None
+    return render(
+        request,
+        "consent.html",
+        paragraphs=consent_paragraphs(consent_text(request)),
+        csrf=web(request).signer.csrf(session),
+        next=wanted if wanted in AFTER_CONSENT else "/",
+        agreed=agreed,
+    )
+
+
+@router.post("/consent")
+def consent_submit(request: Request, form: FormDep) -> Response:
+    """Store the consent and go on: the time of the first agreement to the text shown now (to
+    a changed text, the new agreement replaces the old)."""
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    state = web(request)
+    if not state.signer.csrf_ok(session, form.get("csrf")):
+        return _csrf_refused(request)
+    if form.get("agree") != "yes":
+        return message(
+            request, 400, "Nothing was saved",
+            "To take part, choose the button that says you agree; otherwise close the page.",
+        )  # fmt: skip
+    text_hash = consent_hash(consent_text(request))
+    with state.study.store.session() as s:
+        add_if_missing(
+            s, ConsentRow, rater_id=session.rater, text_hash=text_hash, consented_at=now_iso()
+        )
+        s.execute(
+            update(ConsentRow)
+            .where(ConsentRow.rater_id == session.rater, ConsentRow.text_hash != text_hash)
+            .values(text_hash=text_hash, consented_at=now_iso())
+        )
+    wanted = form.get("next")
+    return see_other(wanted if wanted in AFTER_CONSENT else "/")
+
+
+@router.get("/instructions")
+def instructions_page(request: Request) -> Response:
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    consented, practised = steps_done(request, session.rater)
+    if not consented:
+        return see_other("/consent?next=/instructions")
+    seeker, axes = rubric_axes(web(request).study.config.judging.prompt_version)
+    return render(
+        request, "instructions.html", axes=axes, seeker=seeker, examples=SCALE_EXAMPLES,
+        keys={key: n for n, key in enumerate(CHOICES, 1)}, practised=practised,
+    )  # fmt: skip
+
+
+def _practice_page(
+    request: Request, session: RaterSession, status: int = 200, note: str | None = None,
+    form: Form | None = None,
+) -> Response:  # fmt: skip
+    form = form or Form({})
+    with web(request).study.store.session() as s:
+        answer = s.get(PracticeRow, session.rater)
+        answered = (answer.choice, answer.rationale) if answer else None
+    correct, feedback = PRACTICE.feedback(answered[0]) if answered else (False, "")
+    return render(
+        request, "practice.html", status, practice=PRACTICE, roles=ROLES,
+        csrf=web(request).signer.csrf(session), message=note,
+        choices=[(key, label) for key, (_, _, label) in CHOICES.items()],
+        choice=answered[0] if answered else form.get("choice"),
+        rationale=answered[1] if answered else form.get("rationale"),
+        answered=answered is not None, correct=correct, feedback=feedback,
+    )  # fmt: skip
+
+
+@router.get("/practice")
+def practice_page(request: Request) -> Response:
+    """The practice pair, or once answered, the feedback on the answer."""
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    if not steps_done(request, session.rater)[0]:
+        return see_other("/consent?next=/instructions")
+    return _practice_page(request, session)
+
+
+@router.post("/practice")
+def practice_submit(request: Request, form: FormDep) -> Response:
+    """Keep the practice answer (the first one only) apart from the work, and show feedback."""
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    state = web(request)
+    if not state.signer.csrf_ok(session, form.get("csrf")):
+        return _csrf_refused(request)
+    if not steps_done(request, session.rater)[0]:
+        return see_other("/consent?next=/instructions")
+    choice = form.get("choice")
+    try:
+        if choice not in CHOICES:
+            raise TaskRefused("choose one of the five options before sending")
+        rationale = " ".join(plain_text(form.get("rationale"), "reason").split())
+        if not rationale:
+            raise TaskRefused("write a short reason for your choice (a sentence is enough)")
+    except TaskRefused as exc:
+        return _practice_page(request, session, 400, sentence(str(exc)), form)
+    correct, _ = PRACTICE.feedback(choice)
+    with state.study.store.session() as s:
+        add_if_missing(
+            s, PracticeRow, rater_id=session.rater, choice=choice, rationale=rationale[:2000],
+            correct=correct, created_at=now_iso(),
+        )  # fmt: skip
+    return see_other("/practice")
