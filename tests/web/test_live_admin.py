@@ -284,3 +284,42 @@ def test_the_live_part_is_refused_to_anyone_but_the_admin(web_study: MakeStudy, 
     assert "<html" not in response.text  # the part alone, to swap into the page
     page = admin.get("/admin").text
     assert '<section id="live" hx-get="/admin/live" hx-trigger="every 15s"' in page
+
+
+def test_the_live_part_refreshes_in_place_in_chromium(
+    web_study: MakeStudy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from ..helpers import CHROMIUM, require_chromium
+    from .test_browser import _serving
+
+    require_chromium()
+    monkeypatch.setattr("heart.web._live.REFRESH_SECONDS", 1)
+    study = web_study(items=1)
+    raters = [r for r, _ in invite(study.store, 3)]
+    with _serving(study.make_app()) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        problems: list[str] = []
+        page = browser.new_page()
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.goto(f"{base}/admin?token={ADMIN_TOKEN}")
+        assert page.url == f"{base}/admin"
+        judge = page.locator("#live-pace tr", has=page.locator("td", has_text="judge")).first
+        expect(judge.locator("td").nth(2)).to_have_text("0")
+        page.evaluate("window.notReloaded = true")
+        progress = page.locator("#progress").inner_text()
+        for n, rater in enumerate(raters):
+            _judge(study.store, rater, "A+", time.time() - 10 * (n + 1))
+        expect(judge.locator("td").nth(2)).to_have_text("3", timeout=15_000)
+        expect(judge.locator("td").nth(3)).to_have_text("3")
+        assert page.evaluate("window.notReloaded") is True  # swapped in, not reloaded
+        assert page.locator("#progress").inner_text() == progress  # the rest stays as loaded
+        assert page.locator("section#live").count() == 1
+
+        quiet = browser.new_context(java_script_enabled=False).new_page()
+        quiet.goto(f"{base}/admin?token={ADMIN_TOKEN}")
+        row = quiet.locator("#live-pace tr", has=quiet.locator("td", has_text="judge")).first
+        assert row.locator("td").nth(2).inner_text() == "3"  # shown on load without a script
+        browser.close()
+    assert not problems, problems  # no script or policy errors
