@@ -9,8 +9,14 @@ import pytest
 from scipy.stats import kendalltau
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from heart.analyses import AgreementReport, Comparisons, analyse_agreement, load_comparisons
-from heart.stats import fit_bradley_terry, win_matrix
+from heart.analyses import (
+    AgreementReport,
+    Comparisons,
+    analyse_agreement,
+    load_comparisons,
+    rater_alpha,
+)
+from heart.stats import conversation_draws, fit_bradley_terry, win_matrix
 from heart.store import Store
 
 from ..rows import Verdict, seed_verdicts
@@ -100,6 +106,43 @@ def test_fleiss_kappa_and_krippendorff_alpha_match_reference_packages(
         krippendorff.alpha(reliability_data=signed, level_of_measurement="ordinal"), abs=1e-9
     )
     assert humans.axis_kappa == {}  # the raters gave no axis verdicts
+
+
+def test_rater_alpha_is_the_reported_alpha_with_a_conversation_interval(
+    report_and_comparisons: Built,
+) -> None:
+    report, comparisons = report_and_comparisons
+    humans = next(r for r in report.reliability if r.group == "human raters")
+    alpha = rater_alpha(comparisons, rounds=200, seed=1)
+    assert alpha.alpha == humans.alpha_nominal
+    assert (alpha.pairs, alpha.conversations, alpha.raters, alpha.verdicts) == (6, 6, 5, 30)
+    # pair i is conversation c{i}: a round repeats each pair as often as it is drawn
+    code = {"a": 0, "t": 1, "b": 2}
+    nominal = np.array([[code[v] for v in votes] for votes in HUMAN_VOTES]).T.astype(float)
+    rounds = []
+    for draw in conversation_draws(6, rounds=200, seed=1):
+        data = np.repeat(nominal, draw.astype(int), axis=1)
+        ok = len(np.unique(data)) > 1
+        rounds.append(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+                      if ok else np.nan)  # fmt: skip
+    expected = np.nanpercentile(rounds, [2.5, 97.5])
+    assert (alpha.low, alpha.high) == pytest.approx(tuple(expected), abs=1e-9)
+
+
+def test_rater_alpha_on_few_raters_says_what_it_rests_on(store: Store) -> None:
+    assert rater_alpha(load_comparisons(store, source="human")).pairs == 0  # no verdicts at all
+    seed_verdicts(
+        store,
+        [Verdict(i, "s1", "s2", h, w) for i in range(3) for h, w in (("h1", "a"), ("h2", "b"))]
+        + [Verdict(3, "s1", "s2", "h1", "a")],
+        sources={"h1": "human", "h2": "human"},
+    )
+    alpha = rater_alpha(load_comparisons(store, source="human"))
+    assert (alpha.pairs, alpha.conversations, alpha.raters, alpha.verdicts) == (3, 3, 2, 7)
+    assert alpha.alpha == pytest.approx(  # two raters who always disagree
+        krippendorff.alpha(reliability_data=[[0, 0, 0], [2, 2, 2]], level_of_measurement="nominal")
+    )
+    assert np.isnan(alpha.low) and np.isnan(alpha.high)  # three conversations: no interval
 
 
 def test_stability_refits_on_each_subset_of_judges(report_and_comparisons: Built) -> None:

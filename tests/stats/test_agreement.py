@@ -12,7 +12,13 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from heart.stats._agreement import category_table, fleiss_kappa, krippendorff_alpha
+from heart.stats import conversation_draws
+from heart.stats._agreement import (
+    bootstrap_krippendorff_alpha_by_conversation,
+    category_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+)
 
 FloatArray = npt.NDArray[np.float64]
 Level = Literal["nominal", "ordinal"]
@@ -184,3 +190,32 @@ def test_krippendorff_alpha_rejects_bad_input() -> None:
         krippendorff_alpha(np.array([[0.0, np.inf], [0.0, 1.0]]), "nominal")
     with pytest.raises(ValueError, match="'nominal' or 'ordinal'"):
         krippendorff_alpha(np.array([[0.0, 1.0], [0.0, 1.0]]), "interval")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_alpha_interval_matches_the_package_on_each_resampled_round(level: Level) -> None:
+    # 40 units in 9 conversations; each round repeats a unit as often as its conversation is
+    # drawn, and the package's alpha on those columns gives the round's value
+    data = random_reliability(4, 40, 3, 0.3, 21)
+    conversation = np.arange(40) % 9
+    draws = conversation_draws(9, rounds=60, seed=4)
+    rounds = [
+        krippendorff.alpha(
+            reliability_data=np.repeat(data, draw[conversation].astype(int), axis=1),
+            level_of_measurement=level,
+        )
+        for draw in draws
+    ]
+    low, high = bootstrap_krippendorff_alpha_by_conversation(
+        data, conversation, level, rounds=60, seed=4, confidence=0.9
+    )
+    assert (low, high) == pytest.approx(tuple(np.percentile(rounds, [5.0, 95.0])), abs=1e-9)
+    assert low <= krippendorff_alpha(data, level) <= high
+
+
+def test_alpha_interval_is_nan_without_a_pairable_unit_and_refuses_a_bad_mapping() -> None:
+    one_each = np.array([[0.0, np.nan], [np.nan, 1.0]])
+    low, high = bootstrap_krippendorff_alpha_by_conversation(one_each, np.array([0, 1]), "nominal")
+    assert math.isnan(low) and math.isnan(high)
+    with pytest.raises(ValueError, match="each of the 2 units a number from 0, got 3 numbers"):
+        bootstrap_krippendorff_alpha_by_conversation(one_each, np.array([0, 1, 2]), "nominal")

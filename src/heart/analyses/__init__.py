@@ -3,10 +3,12 @@
 from heart.analyses._agreement import (
     CLEAR_CONSENSUS,
     AgreementReport,
+    RaterAlpha,
     Reliability,
     Stability,
     analyse_agreement,
     human_llm_agreement,
+    rater_alpha,
 )
 from heart.analyses._audit import (
     JudgeAudit,
@@ -147,6 +149,7 @@ __all__ = [
     "Leaderboard",
     "PairMajority",
     "ProfileOutcome",
+    "RaterAlpha",
     "RaterCheck",
     "RationaleReport",
     "Reliability",
@@ -190,6 +193,7 @@ __all__ = [
     "latency_report",
     "load_comparisons",
     "per_conversation_wins",
+    "rater_alpha",
     "system_latencies",
     "verdict_counts",
 ]

@@ -21,10 +21,12 @@ import numpy.typing as npt
 from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
+from heart.analyses._leaderboard import INTERVAL_CONVERSATIONS
 from heart.analyses._majority import judge_votes
 from heart.frames import frame, records_frame, share_cells
 from heart.stats import (
     Share,
+    bootstrap_krippendorff_alpha_by_conversation,
     bootstrap_share_by_conversation,
     category_table,
     fit_bradley_terry,
@@ -53,6 +55,21 @@ class Reliability:
     alpha_nominal: float  # a / tie / b
     alpha_ordinal: float  # signed strength: +s for a, -s for b, 0 for a tie
     axis_kappa: dict[str, float]  # Fleiss per axis, where the group gave axis verdicts
+
+
+@dataclass(frozen=True)
+class RaterAlpha:
+    """Krippendorff's α on the preference (a / tie / b) among one group of raters, the figure
+    `Reliability.alpha_nominal` reports, with its conversation-bootstrap interval (NaN on fewer
+    than INTERVAL_CONVERSATIONS conversations) and the evidence behind it."""
+
+    alpha: float  # NaN when no pair has two votes, or every vote on such pairs is the same
+    low: float
+    high: float
+    pairs: int  # pairs with at least two votes
+    conversations: int  # conversations those pairs come from
+    raters: int
+    verdicts: int
 
 
 @dataclass(frozen=True)
@@ -278,11 +295,19 @@ def _kappa(nominal: npt.NDArray[np.float64]) -> tuple[float, int]:
     return fleiss_kappa(category_table(labels, 3)), int(units.sum())
 
 
+def _preference(comparisons: Comparisons) -> npt.NDArray[np.float64]:
+    """Each verdict's overall preference as a code: 0 for a, 1 for a tie, 2 for b."""
+    out: npt.NDArray[np.float64] = np.select(
+        [comparisons.outcome == 0, comparisons.outcome == 1], [0.0, 2.0], 1.0
+    )
+    return out
+
+
 def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliability | None:
     judges = sorted(group)
     if len(judges) < 2:
         return None
-    votes = np.select([comparisons.outcome == 0, comparisons.outcome == 1], [0.0, 2.0], 1.0)
+    votes = _preference(comparisons)
     signed = np.select(
         [comparisons.outcome == 0, comparisons.outcome == 1],
         [comparisons.strength, -comparisons.strength],
@@ -314,6 +339,40 @@ def _reliability(comparisons: Comparisons, group: set[int], name: str) -> Reliab
         alpha_ordinal=krippendorff_alpha(ordinal, level="ordinal"),
         axis_kappa=axis_kappa,
     )
+
+
+def rater_alpha(
+    comparisons: Comparisons,
+    source: JudgeSource = JudgeSource.HUMAN,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> RaterAlpha:
+    """Krippendorff's α among the judges of ``source`` on the pairs two or more of them voted
+    on, as the reliability table computes it, with a percentile interval from resampling those
+    pairs' conversations."""
+    judges = sorted(_group(comparisons, source))
+    mine = np.isin(comparisons.judge, judges)
+    nominal = _rating_matrix(comparisons, judges, _preference(comparisons), agree=True)
+    pairable = np.isfinite(nominal).sum(axis=0) >= 2
+    conversation_of = dict(
+        zip(comparisons.pair[mine].tolist(), comparisons.conversation[mine].tolist(), strict=True)
+    )
+    rated = np.unique(comparisons.pair[mine])[pairable]
+    _, conversation = np.unique([conversation_of[p] for p in rated.tolist()], return_inverse=True)
+    conversations = int(conversation.max()) + 1 if rated.size else 0
+    alpha = krippendorff_alpha(nominal[:, pairable], level="nominal")
+    low = high = float("nan")
+    if conversations >= INTERVAL_CONVERSATIONS:
+        low, high = bootstrap_krippendorff_alpha_by_conversation(
+            nominal[:, pairable], conversation.reshape(-1), "nominal",
+            rounds=rounds, seed=seed, confidence=level,
+        )  # fmt: skip
+    return RaterAlpha(
+        alpha=alpha, low=low, high=high, pairs=int(pairable.sum()), conversations=conversations,
+        raters=len(judges), verdicts=int(mine.sum()),
+    )  # fmt: skip
 
 
 def _halves(n: int, size: int, rng: np.random.Generator) -> list[tuple[int, ...]]:

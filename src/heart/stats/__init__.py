@@ -1,7 +1,12 @@
 """Rating, agreement and strategy statistics: pure functions on arrays (Bradley–Terry, Elo,
 bootstrap, intervals, multiple comparisons, inter-rater agreement, strategy diversity, F1)."""
 
-from heart.stats._agreement import category_table, fleiss_kappa, krippendorff_alpha
+from heart.stats._agreement import (
+    bootstrap_krippendorff_alpha_by_conversation,
+    category_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+)
 from heart.stats._bootstrap import (
     BootstrapResult,
     bootstrap_by_conversation,
@@ -102,6 +107,7 @@ __all__ = [
     "bootstrap_alpha_by_conversation",
     "bootstrap_by_conversation",
     "bootstrap_correlations_by_conversation",
+    "bootstrap_krippendorff_alpha_by_conversation",
     "bootstrap_p_values",
     "bootstrap_share_by_conversation",
     "bradley_terry_mle_exists",

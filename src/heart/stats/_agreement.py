@@ -7,6 +7,8 @@ from typing import Literal
 
 import numpy as np
 
+from heart.stats._bootstrap import conversation_draws
+from heart.stats._intervals import _check_level, percentile_interval
 from heart.stats._types import FloatArray, IntArray
 
 
@@ -67,13 +69,51 @@ def fleiss_kappa(table: FloatArray) -> float:
     return (observed - expected) / (1.0 - expected)
 
 
-def krippendorff_alpha(reliability: FloatArray, level: Literal["nominal", "ordinal"]) -> float:
-    """Krippendorff's alpha from a (raters, units) array of category codes, NaN for missing.
+def _unit_values(data: FloatArray) -> tuple[FloatArray, FloatArray, IntArray]:
+    """The pairable units of a (raters, units) array: each kept unit's count of every distinct
+    value (units, values), the distinct values, and the kept units' column numbers."""
+    rater_idx, unit_idx = np.nonzero(~np.isnan(data))
+    values, codes = np.unique(data[rater_idx, unit_idx], return_inverse=True)
+    v = values.size
+    units = data.shape[1]
+    counts = np.bincount(unit_idx * v + codes, minlength=units * v).reshape(units, v)
+    kept = np.flatnonzero(counts.sum(axis=1) >= 2)
+    return counts[kept].astype(np.float64), values, kept
 
-    Units with fewer than 2 values are dropped. Ordinal distances use the ranks implied by the
-    sorted distinct values and their coincidence marginals. NaN when the pairable values are all
-    one value (or none).
-    """
+
+def _coincidences(counts: FloatArray, group: IntArray, groups: int) -> FloatArray:
+    """The coincidence matrix (groups, values, values) of each group of units, from the units'
+    value counts and the group each unit is in."""
+    scaled = counts / (counts.sum(axis=1, keepdims=True) - 1.0)
+    v = counts.shape[1]
+    out: FloatArray = np.zeros((groups, v, v))
+    for g in np.unique(group):
+        mine = group == g
+        out[g] = scaled[mine].T @ counts[mine] - np.diag(scaled[mine].sum(axis=0))
+    return out
+
+
+def _alpha_from_coincidences(
+    coincidence: FloatArray, level: Literal["nominal", "ordinal"]
+) -> FloatArray:
+    """Alpha from coincidence matrices (..., values, values); NaN where there is no
+    disagreement to expect."""
+    marginal = coincidence.sum(axis=-1)
+    total = marginal.sum(axis=-1)
+    v = coincidence.shape[-1]
+    if level == "nominal":
+        delta = np.broadcast_to(1.0 - np.eye(v), coincidence.shape)
+    else:
+        mid = np.cumsum(marginal, axis=-1) - marginal / 2.0
+        delta = (mid[..., :, None] - mid[..., None, :]) ** 2
+    expected = np.einsum("...i,...ij,...j->...", marginal, delta, marginal)
+    observed = (coincidence * delta).sum(axis=(-2, -1))
+    out: FloatArray = np.full(total.shape, np.nan)
+    np.divide((total - 1.0) * observed, expected, out=out, where=expected > 0)
+    return 1.0 - out
+
+
+def _check_reliability(reliability: FloatArray, level: str) -> FloatArray:
     if level not in ("nominal", "ordinal"):
         raise ValueError(f"level must be 'nominal' or 'ordinal', got {level!r}")
     data = np.asarray(reliability, dtype=np.float64)
@@ -81,26 +121,49 @@ def krippendorff_alpha(reliability: FloatArray, level: Literal["nominal", "ordin
         raise ValueError(f"reliability must have shape (raters, units), got {data.shape}")
     if np.any(np.isinf(data)):
         raise ValueError("reliability must hold finite codes or NaN for a missing rating")
-    rater_idx, unit_idx = np.nonzero(~np.isnan(data))
-    values, codes = np.unique(data[rater_idx, unit_idx], return_inverse=True)
-    v = values.size
-    if v < 2:
+    return data
+
+
+def krippendorff_alpha(reliability: FloatArray, level: Literal["nominal", "ordinal"]) -> float:
+    """Krippendorff's alpha from a (raters, units) array of category codes, NaN for missing.
+
+    Units with fewer than 2 values are dropped. Ordinal distances use the ranks implied by the
+    sorted distinct values and their coincidence marginals. NaN when the pairable values are all
+    one value (or none).
+    """
+    data = _check_reliability(reliability, level)
+    counts, values, _ = _unit_values(data)
+    if values.size < 2 or counts.shape[0] == 0:
         return math.nan
-    units = data.shape[1]
-    counts = np.bincount(unit_idx * v + codes, minlength=units * v).reshape(units, v)
-    counts = counts[counts.sum(axis=1) >= 2].astype(np.float64)
-    if counts.shape[0] == 0:
-        return math.nan
-    scaled = counts / (counts.sum(axis=1, keepdims=True) - 1.0)
-    coincidence = scaled.T @ counts - np.diag(scaled.sum(axis=0))
-    marginal = coincidence.sum(axis=0)
-    total = float(marginal.sum())
-    if level == "nominal":
-        delta = 1.0 - np.eye(v)
-    else:
-        mid = np.cumsum(marginal) - marginal / 2.0
-        delta = (mid[:, None] - mid[None, :]) ** 2
-    expected = float(marginal @ delta @ marginal)
-    if expected == 0.0:
-        return math.nan
-    return 1.0 - (total - 1.0) * float((coincidence * delta).sum()) / expected
+    whole = _coincidences(counts, np.zeros(counts.shape[0], dtype=np.int64), 1)[0]
+    return float(_alpha_from_coincidences(whole, level))
+
+
+def bootstrap_krippendorff_alpha_by_conversation(
+    reliability: FloatArray,
+    conversation: IntArray,
+    level: Literal["nominal", "ordinal"],
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of ``krippendorff_alpha`` when the conversations the units (columns)
+    belong to, ``conversation[u]`` in 0..C-1, are resampled with replacement (the draws of
+    ``conversation_draws``, all rounds at once). NaNs when no unit is pairable."""
+    _check_level(confidence)
+    data = _check_reliability(reliability, level)
+    conv = np.asarray(conversation, dtype=np.int64).reshape(-1)
+    if conv.size != data.shape[1] or (conv.size and conv.min() < 0):
+        raise ValueError(
+            f"conversation must give each of the {data.shape[1]} units a number from 0, "
+            f"got {conv.size} numbers"
+        )
+    counts, values, kept = _unit_values(data)
+    if values.size < 2 or counts.shape[0] == 0:
+        return (math.nan, math.nan)
+    c, v = int(conv.max()) + 1, values.size
+    per_conversation = _coincidences(counts, conv[kept], c).reshape(c, v * v)
+    drawn = (conversation_draws(c, rounds=rounds, seed=seed) @ per_conversation).reshape(-1, v, v)
+    low, high = percentile_interval(_alpha_from_coincidences(drawn, level)[:, None], confidence)
+    return float(low[0]), float(high[0])

@@ -25,11 +25,14 @@ from heart.web._export import (
     to_csv,
     to_jsonl,
 )
+from heart.web._live import WORK, live_context, work_of
+from heart.web._live import router as live_router
 from heart.web._seats import Seats
 from heart.web._session import ADMIN_COOKIE, ADMIN_MAX_AGE
 from heart.web._state import message, render, see_other, web
 
 router = APIRouter()
+router.include_router(live_router)  # the live part of the page, polled on its own
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,12 @@ def progress(store: Store, now: float) -> list[Progress]:
         ).all()
     counts: dict[str, Counter[str]] = {}
     for kind, check, done, rater, expires in rows:
-        name = f"{kind} (checks)" if check else kind
+        name = work_of(kind, check)
         state = "done" if done else ("claimed" if rater and (expires or 0) >= now else "open")
         counts.setdefault(name, Counter())[state] += 1
-    order = [*KINDS, "judge (checks)"]
     return [
         Progress(name, sum(c.values()), c["done"], c["claimed"], c["open"])
-        for name in order
+        for name in WORK
         if (c := counts.get(name, Counter())) or name in KINDS
     ]
 
@@ -123,6 +125,7 @@ def admin(request: Request, token: str | None = None) -> Response:
         tables=TABLES,
         formats=FORMATS,
         disagreements=disagreements(state.study.store, taxonomy),
+        live=live_context(state.study, time.time()),
     )
 
 
