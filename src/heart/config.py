@@ -363,6 +363,12 @@ class PeopleSpec(Strict):
         "paragraphs separated by blank lines (unset: heart's own text, which names what is "
         "collected and how it is used)",
     )
+    show_rubric: bool = Field(
+        False,
+        description="show raters the five HEART axes before they judge (off: as in the HEART "
+        "design, people judge without the rubric, so their verdicts are an independent check "
+        "on the rubric-led LLM judges; the report says which)",
+    )
 
 
 class ItemsSpec(Strict):

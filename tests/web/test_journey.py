@@ -1,6 +1,7 @@
 """A participant's journey through the pages, with what lands in the store: the consent page
-before any task (its time and text kept), the instructions in the judge prompt's own words, the
-practice pair kept apart from the work, task n of m with the time so far, the saved note, "None
+before any task (its time and text kept), the instructions (the rubric only when the study
+shows it), the practice pair kept apart from the work, task n of m with the time so far, the
+saved note, "None
 of these" when labelling, and the finish page with the completion code."""
 
 from __future__ import annotations
@@ -115,19 +116,39 @@ def test_the_consent_page_shows_the_study_files_text_and_sends_on_only_to_its_ow
         )
 
 
-def test_the_instructions_give_the_judge_prompts_axes_and_an_example_of_each_choice(
-    web_study: MakeStudy,
-) -> None:
-    study = web_study(items=1)
+def _instructions(study: WebStudy) -> str:
     client = study.client(study.make_app())
     sign_in(client, study.store, ready=False)
     get_consent = client.get("/consent")
     client.post("/consent", data={"csrf": hidden(get_consent.text, "csrf"), "agree": "yes"})
-    page = client.get("/instructions").text
+    return client.get("/instructions").text
+
+
+AXIS_NAMES = ("Human alignment", "Empathic responsiveness", "Attunement", "Resonance",
+              "Task-following")  # fmt: skip
+
+
+def test_the_instructions_show_no_rubric_by_default_and_an_example_of_each_choice(
+    web_study: MakeStudy,
+) -> None:
+    """As the HEART design has it, people judge without the rubric unless the study asks."""
+    page = _instructions(web_study(items=1))
+    assert 'id="axes"' not in page and 'id="no-rubric"' in page
+    assert not [name for name in AXIS_NAMES if name in page]
+    labels = [element(page, f"example-{n}").split(" Seeker ")[0] for n in range(1, 6)]
+    assert labels == [f"{n} {label}" for n, (_, _, label) in enumerate(CHOICES.values(), 1)]
+    assert [e.choice for e in SCALE_EXAMPLES] == list(CHOICES)
+    assert 'href="/practice"' in page and "not counted" in page
+
+
+def test_with_show_rubric_the_instructions_give_the_judge_prompts_axes_word_for_word(
+    web_study: MakeStudy,
+) -> None:
+    page = _instructions(web_study(items=1, show_rubric=True))
     prompt = load_prompt("judge-heart", "v2").text  # the study's judge prompt version
     axes = element(page, "axes")
-    for name in ("Human alignment", "Empathic responsiveness", "Attunement", "Resonance",
-                 "Task-following"):  # fmt: skip
+    assert 'id="no-rubric"' not in page
+    for name in AXIS_NAMES:
         assert name in axes
     for line in prompt.splitlines():
         if re.match(r"^[HEART], ", line):
@@ -135,10 +156,6 @@ def test_the_instructions_give_the_judge_prompts_axes_and_an_example_of_each_cho
             assert definition[:1].upper() + definition[1:] in axes  # word for word
         if line.strip().startswith(("Strong:", "Weak:")):
             assert line.split(": ", 1)[1] in axes.replace("“", '"').replace("”", '"')
-    labels = [element(page, f"example-{n}").split(" Seeker ")[0] for n in range(1, 6)]
-    assert labels == [f"{n} {label}" for n, (_, _, label) in enumerate(CHOICES.values(), 1)]
-    assert [e.choice for e in SCALE_EXAMPLES] == list(CHOICES)
-    assert 'href="/practice"' in page and "not counted" in page
 
 
 def test_the_practice_pair_is_answered_once_with_feedback_and_never_counted(

@@ -164,7 +164,10 @@ def instructions_page(request: Request) -> Response:
     consented, practised = steps_done(request, session.rater)
     if not consented:
         return see_other("/consent?next=/instructions")
-    seeker, axes = rubric_axes(web(request).study.config.judging.prompt_version)
+    config = web(request).study.config
+    seeker, axes = "", []
+    if config.people.show_rubric:
+        seeker, axes = rubric_axes(config.judging.prompt_version)
     return render(
         request, "instructions.html", axes=axes, seeker=seeker, examples=SCALE_EXAMPLES,
         keys={key: n for n, key in enumerate(CHOICES, 1)}, practised=practised,
