@@ -3,10 +3,7 @@ and quality control. The web app (heart.web) is one front end to these."""
 
 from heart.errors import TaskRefused
 from heart.people._claims import (
-    ATTENTION_REPLY,
     CHARS_PER_WORD,
-    CHOICES,
-    GOLD_REPLY,
     NOT_YOURS,
     Task,
     check_reply,
@@ -16,8 +13,30 @@ from heart.people._claims import (
     submit_labels,
     submit_write,
 )
-from heart.people._quality import RaterQuality, review_quality, time_outliers
+from heart.people._flags import (
+    APPROVE,
+    DECISIONS,
+    KEEP_OUT,
+    MIN_VERDICTS,
+    RATER_LEVEL,
+    RETURN,
+    RUN_LIMIT,
+    RaterFlag,
+    decide,
+    rater_flags,
+)
+from heart.people._measures import (
+    FLOOR_WORDS_PER_MINUTE,
+    RaterMeasures,
+    longest_run,
+    majority,
+    measure_raters,
+    reading_floor,
+    reading_floors,
+)
+from heart.people._quality import RaterQuality, exclude_if_flagged, review_quality, time_outliers
 from heart.people._raters import invite, prolific_rater, rater_for_token, token_hash
+from heart.people._scale import ATTENTION_REPLY, CHOICES, GOLD_REPLY, attention_instruction
 from heart.people._tasks import (
     ATTENTION,
     GOLD,
@@ -26,6 +45,7 @@ from heart.people._tasks import (
     LABEL,
     WRITE,
     TaskCounts,
+    attention_choice,
     expected_answer,
     sync_tasks,
     task_id,
@@ -33,30 +53,50 @@ from heart.people._tasks import (
 from heart.people._text import CONTROL, plain_text
 
 __all__ = [
+    "APPROVE",
     "ATTENTION",
     "ATTENTION_REPLY",
     "CHARS_PER_WORD",
     "CHOICES",
     "CONTROL",
+    "DECISIONS",
+    "FLOOR_WORDS_PER_MINUTE",
     "GOLD",
     "GOLD_REPLY",
     "JUDGE",
+    "KEEP_OUT",
     "KINDS",
     "LABEL",
+    "MIN_VERDICTS",
     "NOT_YOURS",
+    "RATER_LEVEL",
+    "RETURN",
+    "RUN_LIMIT",
     "WRITE",
+    "RaterFlag",
+    "RaterMeasures",
     "RaterQuality",
     "Task",
     "TaskCounts",
     "TaskRefused",
+    "attention_choice",
+    "attention_instruction",
     "check_reply",
     "claim",
+    "decide",
+    "exclude_if_flagged",
     "expected_answer",
     "invite",
     "load_task",
+    "longest_run",
+    "majority",
+    "measure_raters",
     "plain_text",
     "prolific_rater",
+    "rater_flags",
     "rater_for_token",
+    "reading_floor",
+    "reading_floors",
     "review_quality",
     "submit_judgment",
     "submit_labels",
