@@ -1091,20 +1091,44 @@ def raters_invite(
 
 @raters_app.command("list")
 def raters_list(study: StudyOption = Path(".")) -> None:
-    """List raters: how they came in, tasks done, checks failed, verdicts counted, exclusion."""
-    from heart.people import KINDS, review_quality
+    """List raters: how they came in, tasks done, checks failed, verdicts counted; each one's
+    quality measures (first shown won, seconds against the reading floor, longest run of one
+    answer, agreement with the other raters' majority, gold and attention checks); their flags
+    with reasons, and whether to approve, ask to return or keep them out, and why."""
+    from heart.people import (
+        KINDS,
+        MIN_VERDICTS,
+        QUALITY_COLUMNS,
+        RATER_LEVEL,
+        quality_cells,
+        review_quality,
+    )
 
     with _study(study) as s:
-        people = review_quality(s.store)
+        people = review_quality(s.store, s.config.people)
     table = Table()
-    for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "excluded"):
+    for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "decision"):
         table.add_column(col)
     for q in people:
         table.add_row(
             q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
-            f"{q.failed} of {q.checks}", str(q.counted), q.excluded or "",
+            f"{q.failed} of {q.checks}", str(q.counted), q.decision,
         )  # fmt: skip
     show(table)
+    measures = Table(
+        title=f"Quality per rater (flags from {MIN_VERDICTS} verdicts; "
+        f"{100 * RATER_LEVEL:g}% intervals)"
+    )
+    for col in ("rater", *QUALITY_COLUMNS):
+        measures.add_column(col)
+    for q in people:
+        measures.add_row(q.rater, *quality_cells(q.measures))
+    show(measures)
+    for q in people:
+        say(f"{q.rater}: {q.decision}: {q.decision_reason}")
+        for flag in q.flags:
+            effect = "excludes" if flag.excludes else "shown only"
+            say(f"  {flag.name} ({effect}): {flag.reason}")
 
 
 def main() -> None:

@@ -27,10 +27,12 @@ from heart.people._flags import (
 )
 from heart.people._measures import (
     FLOOR_WORDS_PER_MINUTE,
+    QUALITY_COLUMNS,
     RaterMeasures,
     longest_run,
     majority,
     measure_raters,
+    quality_cells,
     reading_floor,
     reading_floors,
 )
@@ -69,6 +71,7 @@ __all__ = [
     "LABEL",
     "MIN_VERDICTS",
     "NOT_YOURS",
+    "QUALITY_COLUMNS",
     "RATER_LEVEL",
     "RETURN",
     "RUN_LIMIT",
@@ -93,6 +96,7 @@ __all__ = [
     "measure_raters",
     "plain_text",
     "prolific_rater",
+    "quality_cells",
     "rater_flags",
     "rater_for_token",
     "reading_floor",

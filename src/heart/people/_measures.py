@@ -264,3 +264,30 @@ def measure_raters(
             attention=len(attention), attention_failed=sum(s.passed is False for s in attention),
         )  # fmt: skip
     return out
+
+
+QUALITY_COLUMNS = (
+    "verdicts", "first shown won", "median s (floor)", "faster than reading", "longest run",
+    "agrees with majority", "κ", "gold failed", "attention failed",
+)  # fmt: skip
+"""The headers of ``quality_cells``, wherever the measures are shown as a table."""
+
+
+def quality_cells(m: RaterMeasures) -> list[str]:
+    """A rater's measures as the cells of a table row, each with its evidence; "–" when there
+    is none."""
+    dash = "–"
+    ties = f" ({m.ties} tie{'s' * (m.ties != 1)})" if m.ties else ""
+    seconds = dash if math.isnan(m.median_seconds) else f"{m.median_seconds:.0f} s"
+    floor = "" if math.isnan(m.median_floor) else f" ({m.median_floor:.0f} s)"
+    return [
+        f"{m.verdicts}{ties}",
+        m.first_shown.text() if m.first_shown else dash,
+        seconds + floor,
+        m.too_fast.text() if m.too_fast else dash,
+        f"{m.longest_run} × {m.run_answer}" if m.longest_run else dash,
+        m.agreement.text() if m.agreement else dash,
+        dash if math.isnan(m.kappa) else f"{m.kappa:.2f}",
+        f"{m.gold_failed} of {m.gold}",
+        f"{m.attention_failed} of {m.attention}",
+    ]
