@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, aliased
 from heart.config import PeopleSpec
 from heart.errors import TaskRefused
 from heart.ids import Presentation, completion_id, judgment_id, label_id
-from heart.people._quality import exclude_if_flagged
+from heart.people._quality import exclude_if_flagged, look_again
 from heart.people._scale import ATTENTION_REPLY, CHOICES, GOLD_REPLY, attention_instruction
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
 from heart.people._text import plain_text
@@ -337,6 +337,10 @@ def submit_write(
         return cid
 
 
+_OWN_PAIR = select(pair_with_reply_by(bindparam("p_target"), bindparam("p_rater")))
+"""Whether the pair p_target holds a reply p_rater wrote (built once, like the claims)."""
+
+
 def submit_judgment(
     store: Store,
     rater: str,
@@ -349,8 +353,9 @@ def submit_judgment(
     spec: PeopleSpec | None = None,
 ) -> None:
     """Store a rater's five-option verdict (in the served order) in the pair's own terms; a
-    check seat only records whether it was passed. Then the rater's quality flags are measured
-    again, and a flag the study (``spec``, else the defaults) makes excluding excludes them."""
+    check seat only records whether it was passed. After a failed attention check, and every
+    ``LOOK_EVERY`` judge seats, the rater's quality flags are measured again, and a flag the
+    study (``spec``, else the defaults) makes excluding excludes them."""
     if choice not in CHOICES:
         raise TaskRefused("choose one of the five options before submitting")
     for item in checklist or []:
@@ -367,7 +372,7 @@ def submit_judgment(
             wanted = row.expected or ""
             row.passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
-            if session.scalar(select(pair_with_reply_by(row.target, rater))):
+            if session.scalar(_OWN_PAIR, {"p_target": row.target, "p_rater": rater}):
                 raise TaskRefused(OWN_REPLY)
             pair = session.get(PairRow, row.target)
             assert pair is not None  # a judge seat is made for a stored pair
@@ -385,7 +390,8 @@ def submit_judgment(
                 )
             )  # fmt: skip
         _finish(session, row, rater, now)
-        exclude_if_flagged(session, rater, spec or PeopleSpec())
+        if look_again(session, rater, row.check == ATTENTION and row.passed is False):
+            exclude_if_flagged(session, rater, spec or PeopleSpec())
 
 
 def submit_labels(

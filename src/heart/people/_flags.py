@@ -3,8 +3,9 @@
 Flags come from the measures (heart.people._measures) and need evidence: those read off
 verdicts wait for ``MIN_VERDICTS`` of them, and a share is only a problem when its interval at
 ``RATER_LEVEL`` is clear of the line. The interval is wider than the audit's 95% because a rater
-is looked at again after every verdict: at 95%, an honest rater would be flagged by chance one
-time in ten over a few dozen verdicts. ``people.exclude_flags`` picks the flags that exclude.
+is looked at again and again as they work (every 5 judge seats): at 95%, an honest rater would
+be flagged by chance about one time in ten over a few dozen verdicts. ``people.exclude_flags``
+picks the flags that exclude.
 
 The decision follows Prolific's rules: a participant in a session of 5 minutes or more may be
 asked to return a submission only after failing at least two fair, explicit attention checks.

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import and_, select
+from sqlalchemy import BindParameter, and_, bindparam, select
 from sqlalchemy.orm import Session, aliased
 
 from heart.analyses import wilson_share
@@ -134,25 +134,35 @@ def _answer(raw: str | None, shown: Shown, strength: int) -> str:
 
 
 _SEAT = aliased(TaskRow, name="seat")
+_VERDICTS = (
+    select(JudgmentRow.judge, JudgmentRow.pair_id, JudgmentRow.order, JudgmentRow.winner,
+           JudgmentRow.strength, JudgmentRow.raw, counted_judgment(), _SEAT.submitted_at)
+    .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+    .outerjoin(_SEAT, and_(_SEAT.kind == JUDGE, _SEAT.target == JudgmentRow.pair_id,
+                           _SEAT.rater_id == JudgmentRow.judge, _SEAT.check.is_(None)))
+    .where(JudgeRow.source == JudgeSource.HUMAN, JudgmentRow.status == Status.OK)
+    .order_by(JudgmentRow.judge, JudgmentRow.created_at, _SEAT.submitted_at, JudgmentRow.id)
+)  # fmt: skip
+"""People's valid verdicts on real pairs, each rater's in the order submitted (built once: a
+statement costs more to build than to run, and one runs after every verdict)."""
+_RATERS: BindParameter[str] = bindparam("p_raters", expanding=True)
+_VERDICTS_OF = _VERDICTS.where(JudgmentRow.judge.in_(_RATERS))
+_VERDICTS_NEAR = _VERDICTS.where(
+    JudgmentRow.pair_id.in_(select(JudgmentRow.pair_id).where(JudgmentRow.judge.in_(_RATERS)))
+)
 
 
-def _verdicts(session: Session, raters: Sequence[str] | None) -> list[_Verdict]:
-    """People's valid verdicts on real pairs (of ``raters`` and the others on the same pairs),
-    each rater's in the order they were submitted."""
-    query = (
-        select(JudgmentRow.judge, JudgmentRow.pair_id, JudgmentRow.order, JudgmentRow.winner,
-               JudgmentRow.strength, JudgmentRow.raw, counted_judgment(), _SEAT.submitted_at)
-        .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
-        .outerjoin(_SEAT, and_(_SEAT.kind == JUDGE, _SEAT.target == JudgmentRow.pair_id,
-                               _SEAT.rater_id == JudgmentRow.judge, _SEAT.check.is_(None)))
-        .where(JudgeRow.source == JudgeSource.HUMAN, JudgmentRow.status == Status.OK)
-        .order_by(JudgmentRow.judge, JudgmentRow.created_at, _SEAT.submitted_at, JudgmentRow.id)
-    )  # fmt: skip
-    if raters is not None:
-        theirs = select(JudgmentRow.pair_id).where(JudgmentRow.judge.in_(raters))
-        query = query.where(JudgmentRow.pair_id.in_(theirs))
+def _verdicts(
+    session: Session, raters: Sequence[str] | None, others: bool = True
+) -> list[_Verdict]:
+    """People's valid verdicts on real pairs (of ``raters``, and with ``others`` those of the
+    other raters on the same pairs), each rater's in the order they were submitted."""
+    if raters is None:
+        rows = session.execute(_VERDICTS)
+    else:
+        rows = session.execute(_VERDICTS_NEAR if others else _VERDICTS_OF, {"p_raters": raters})
     out = []
-    for judge, pair, order, winner, strength, raw, counted, _ in session.execute(query):
+    for judge, pair, order, winner, strength, raw, counted, _ in rows:
         shown = Presentation("a", "b", Order(order)).to_shown(Side(winner or Side.NONE))
         answer = _answer(raw, shown, strength or 1)
         out.append(_Verdict(judge, pair, str(winner), shown, answer, counted))
@@ -170,26 +180,32 @@ class _Seat:
 
 
 _A, _B = (aliased(CompletionRow, name=n) for n in ("a", "b"))
+_SEATS = (
+    select(TaskRow.rater_id, TaskRow.item_id, TaskRow.check, TaskRow.passed, TaskRow.served_at,
+           TaskRow.submitted_at, ItemRow.reference, _A.text.label("a_text"),
+           _B.text.label("b_text"))
+    .join(ItemRow, ItemRow.id == TaskRow.item_id)
+    .outerjoin(PairRow, PairRow.id == TaskRow.target)
+    .outerjoin(_A, _A.id == PairRow.a_id)
+    .outerjoin(_B, _B.id == PairRow.b_id)
+    .where(TaskRow.kind == JUDGE, TaskRow.done, TaskRow.rater_id.is_not(None))
+    .order_by(TaskRow.rater_id, TaskRow.served_at, TaskRow.id)
+)  # fmt: skip
+_SEATS_OF = _SEATS.where(TaskRow.rater_id.in_(_RATERS))
+_CONTEXTS = select(ItemRow.id, ItemRow.context).where(
+    ItemRow.id.in_(bindparam("p_items", expanding=True))
+)
 
 
 def _seats(session: Session, raters: Sequence[str] | None) -> tuple[list[_Seat], dict[str, int]]:
     """The submitted judge seats (checks included) of ``raters`` (or everyone), each rater's in
     the order served, with the words of their replies; and the context words of their items."""
-    query = (
-        select(TaskRow.rater_id, TaskRow.item_id, TaskRow.check, TaskRow.passed,
-               TaskRow.served_at, TaskRow.submitted_at, ItemRow.reference,
-               _A.text.label("a_text"), _B.text.label("b_text"))
-        .join(ItemRow, ItemRow.id == TaskRow.item_id)
-        .outerjoin(PairRow, PairRow.id == TaskRow.target)
-        .outerjoin(_A, _A.id == PairRow.a_id)
-        .outerjoin(_B, _B.id == PairRow.b_id)
-        .where(TaskRow.kind == JUDGE, TaskRow.done, TaskRow.rater_id.is_not(None))
-        .order_by(TaskRow.rater_id, TaskRow.served_at, TaskRow.id)
-    )  # fmt: skip
-    if raters is not None:
-        query = query.where(TaskRow.rater_id.in_(raters))
+    if raters is None:
+        rows = session.execute(_SEATS)
+    else:
+        rows = session.execute(_SEATS_OF, {"p_raters": raters})
     seats, items = [], set()
-    for rater, item, check, passed, served, submitted, reference, a, b in session.execute(query):
+    for rater, item, check, passed, served, submitted, reference, a, b in rows:
         if check:
             other = GOLD_REPLY if check == GOLD else ATTENTION_REPLY
             replies = words(reference or "") + words(other)
@@ -200,9 +216,7 @@ def _seats(session: Session, raters: Sequence[str] | None) -> tuple[list[_Seat],
         items.add(item)
     contexts = {
         item: sum(words(str(turn.get("text", ""))) for turn in context or [])
-        for item, context in session.execute(
-            select(ItemRow.id, ItemRow.context).where(ItemRow.id.in_(items))
-        )
+        for item, context in session.execute(_CONTEXTS, {"p_items": sorted(items)})
     }
     return seats, contexts
 
@@ -225,11 +239,16 @@ def _agreement(
 
 
 def measure_raters(
-    session: Session, level: float, raters: Sequence[str] | None = None
+    session: Session,
+    level: float,
+    raters: Sequence[str] | None = None,
+    *,
+    agreement: bool = True,
 ) -> dict[str, RaterMeasures]:
-    """The measures of ``raters`` (every rater with judge work when None), intervals at
-    ``level``. A rater with no judge work is absent."""
-    verdicts = _verdicts(session, raters)
+    """The measures of ``raters`` (every rater with judge work when None; each named one is
+    present), intervals at ``level``; without ``agreement``, the others' verdicts are not read
+    and the agreement measures stay empty."""
+    verdicts = _verdicts(session, raters, others=agreement)
     by_pair: dict[str, list[_Verdict]] = defaultdict(list)
     by_rater: dict[str, list[_Verdict]] = defaultdict(list)
     for v in verdicts:
@@ -248,7 +267,7 @@ def measure_raters(
         seconds = [float(s.seconds) for s in timed if s.seconds is not None]
         fast = sum(t < f for t, f in zip(seconds, timed_floors, strict=True))
         run, answer = longest_run([v.answer for v in mine])
-        shared, agreement, kappa = _agreement(mine, by_pair, level)
+        shared, agrees, kappa = _agreement(mine, by_pair, level)
         decided = [v for v in mine if v.shown in (Shown.FIRST, Shown.SECOND)]
         first = sum(v.shown is Shown.FIRST for v in decided)
         gold = [s for s in served if s.check == GOLD]
@@ -259,7 +278,7 @@ def measure_raters(
             median_seconds=float(np.median(seconds)) if seconds else math.nan,
             median_floor=float(np.median(timed_floors)) if timed_floors else math.nan,
             too_fast=wilson_share(fast, len(seconds), level), longest_run=run,
-            run_answer=answer, shared=shared, agreement=agreement, kappa=kappa,
+            run_answer=answer, shared=shared, agreement=agrees, kappa=kappa,
             gold=len(gold), gold_failed=sum(s.passed is False for s in gold),
             attention=len(attention), attention_failed=sum(s.passed is False for s in attention),
         )  # fmt: skip

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
@@ -59,13 +59,29 @@ class RaterQuality:
     decision_reason: str = ""
 
 
+LOOK_EVERY = 5
+"""Judge seats between two looks at a rater's flags as they work (and after each failed
+attention check): fewer looks flag fewer honest raters by chance, at a cost of a few verdicts."""
+
+_JUDGED = select(func.count()).where(
+    TaskRow.rater_id == bindparam("p_rater"), TaskRow.kind == JUDGE, TaskRow.done
+)
+
+
+def look_again(session: Session, rater: str, failed_attention: bool) -> bool:
+    """Whether to measure ``rater`` again after a judge seat: a failed attention check, or
+    every ``LOOK_EVERY`` judge seats submitted."""
+    return failed_attention or (session.scalar(_JUDGED, {"p_rater": rater}) or 0) % LOOK_EVERY == 0
+
+
 def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | None:
     """Measure ``rater`` again and exclude them if a flag of theirs excludes (and they are not
     excluded yet); the reason, or None."""
     person = session.get(RaterRow, rater)
     if person is None or person.excluded_reason:
         return None
-    measures = measure_raters(session, RATER_LEVEL, [rater])[rater]
+    with_others = "agreement" in spec.exclude_flags  # the only flag that reads other raters
+    measures = measure_raters(session, RATER_LEVEL, [rater], agreement=with_others)[rater]
     reason = exclusion_reason(rater_flags(measures, spec), spec)
     if reason:
         exclude(session, rater, reason)
