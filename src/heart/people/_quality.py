@@ -112,10 +112,13 @@ def time_outliers(seconds: list[float]) -> list[bool]:
     return [bool(z > OUTLIER_Z) for z in np.abs(x - median) / spread]
 
 
-def review_quality(store: Store, spec: PeopleSpec | None = None) -> list[RaterQuality]:
+def review_quality(
+    store: Store, spec: PeopleSpec | None = None, *, act: bool = True
+) -> list[RaterQuality]:
     """Measure and flag every rater, by the study's people settings (``spec``, else the
     defaults), excluding (with the reason and its rule) anyone whose flags exclude them and who
-    is not excluded yet, and say of each whether to approve, ask to return or keep them out."""
+    is not excluded yet, and say of each whether to approve, ask to return or keep them out.
+    With ``act`` False nothing is stored: such a rater shows the exclusion they are due."""
     spec = spec or PeopleSpec()
     with store.session() as session:
         rows = session.execute(
@@ -144,9 +147,10 @@ def review_quality(store: Store, spec: PeopleSpec | None = None) -> list[RaterQu
             measures = measured.get(person.id, RaterMeasures())
             flags = rater_flags(measures, spec)
             reason = exclusion_reason(flags, spec)
-            if reason and not person.excluded_reason:
+            if act and reason and not person.excluded_reason:
                 exclude(session, person.id, reason)  # stored before the rule applied on submit
-            decision, why = decide(measures, flags, person.excluded_reason)
+            excluded = person.excluded_reason or reason
+            decision, why = decide(measures, flags, excluded)
             times = [r.submitted_at - r.served_at for r in mine if r.served_at and r.submitted_at]
             tasks: dict[str, int] = defaultdict(int)
             for r in mine:
@@ -158,7 +162,7 @@ def review_quality(store: Store, spec: PeopleSpec | None = None) -> list[RaterQu
                     checks=len(checks), failed=sum(1 for r in checks if r.passed is False),
                     odd_times=odd[person.id],
                     median_seconds=float(np.median(times)) if times else float("nan"),
-                    excluded=person.excluded_reason, measures=measures, flags=flags,
+                    excluded=excluded, measures=measures, flags=flags,
                     decision=decision, decision_reason=why,
                 )
             )  # fmt: skip
