@@ -1108,24 +1108,21 @@ def raters_list(study: StudyOption = Path(".")) -> None:
         people = review_quality(s.store, s.config.people)
     table = Table()
     for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "decision"):
-        table.add_column(col)
+        table.add_column(col, min_width=len("keep out") if col == "decision" else None)
     for q in people:
         table.add_row(
             q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
             f"{q.failed} of {q.checks}", str(q.counted), q.decision,
         )  # fmt: skip
     show(table)
-    measures = Table(
-        title=f"Quality per rater (flags from {MIN_VERDICTS} verdicts; "
-        f"{100 * RATER_LEVEL:g}% intervals)"
+    say(
+        f"Quality per rater (no flag on fewer than {MIN_VERDICTS} verdicts; shares with "
+        f"{100 * RATER_LEVEL:g}% intervals):"
     )
-    for col in ("rater", *QUALITY_COLUMNS):
-        measures.add_column(col)
-    for q in people:
-        measures.add_row(q.rater, *quality_cells(q.measures))
-    show(measures)
     for q in people:
         say(f"{q.rater}: {q.decision}: {q.decision_reason}")
+        cells = zip(QUALITY_COLUMNS, quality_cells(q.measures), strict=True)
+        say("  " + "; ".join(f"{name} {cell}" for name, cell in cells))
         for flag in q.flags:
             effect = "excludes" if flag.excludes else "shown only"
             say(f"  {flag.name} ({effect}): {flag.reason}")
