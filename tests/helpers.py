@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from heart.people import ATTENTION_REPLY, GOLD_REPLY
+from heart.people import CHOICES, GOLD_REPLY, attention_instruction
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 """Debian's Chromium, which the browser tests drive through Playwright."""
@@ -64,15 +64,14 @@ def set_items(study: Path, n: int) -> None:
 
 def attentive_choice(page: str) -> str | None:
     """What a careful rater answers on a judge page that holds a gold or attention check (the
-    page cannot tell them apart, a reader can); None on a real pair."""
-    second = page.index('id="reply-b"')
-    for reply, first, other in (
-        (ATTENTION_REPLY, "A++", "B++"),  # mark the reply that asks much better
-        (GOLD_REPLY, "B+", "A+"),  # the dismissive reply loses
-    ):
-        where = page.find(str(escape(reply)))
-        if where >= 0:
-            return first if where < second else other
+    page cannot tell them apart, a reader can): the option an attention check's instruction
+    names, or the original reply over the dismissive one; None on a real pair."""
+    for choice in CHOICES:
+        if str(escape(attention_instruction(choice))) in page:
+            return choice
+    where = page.find(str(escape(GOLD_REPLY)))
+    if where >= 0:
+        return "B+" if where < page.index('id="reply-b"') else "A+"  # the dismissive reply loses
     return None
 
 

@@ -1094,20 +1094,41 @@ def raters_invite(
 
 @raters_app.command("list")
 def raters_list(study: StudyOption = Path(".")) -> None:
-    """List raters: how they came in, tasks done, checks failed, verdicts counted, exclusion."""
-    from heart.people import KINDS, review_quality
+    """List raters: how they came in, tasks done, checks failed, verdicts counted; each one's
+    quality measures (first shown won, seconds against the reading floor, longest run of one
+    answer, agreement with the other raters' majority, gold and attention checks); their flags
+    with reasons, and whether to approve, ask to return or keep them out, and why."""
+    from heart.people import (
+        KINDS,
+        MIN_VERDICTS,
+        QUALITY_COLUMNS,
+        RATER_LEVEL,
+        quality_cells,
+        review_quality,
+    )
 
     with _study(study) as s:
-        people = review_quality(s.store)
+        people = review_quality(s.store, s.config.people)
     table = Table()
-    for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "excluded"):
-        table.add_column(col)
+    for col in ("rater", "entry", *KINDS, "checks failed", "verdicts counted", "decision"):
+        table.add_column(col, min_width=len("keep out") if col == "decision" else None)
     for q in people:
         table.add_row(
             q.rater, q.entry, *(str(q.tasks.get(k, 0)) for k in KINDS),
-            f"{q.failed} of {q.checks}", str(q.counted), q.excluded or "",
+            f"{q.failed} of {q.checks}", str(q.counted), q.decision,
         )  # fmt: skip
     show(table)
+    say(
+        f"Quality per rater (no flag on fewer than {MIN_VERDICTS} verdicts; shares with "
+        f"{100 * RATER_LEVEL:g}% intervals):"
+    )
+    for q in people:
+        say(f"{q.rater}: {q.decision}: {q.decision_reason}")
+        cells = zip(QUALITY_COLUMNS, quality_cells(q.measures), strict=True)
+        say("  " + "; ".join(f"{name} {cell}" for name, cell in cells))
+        for flag in q.flags:
+            effect = "excludes" if flag.excludes else "shown only"
+            say(f"  {flag.name} ({effect}): {flag.reason}")
 
 
 def main() -> None:

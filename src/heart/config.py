@@ -16,6 +16,10 @@ from heart.utf8 import NotUtf8, decode_utf8
 from heart.yaml_reader import check_yaml_size, compose_yaml, construct_yaml
 
 ProviderName = Literal["embedded", "openai", "anthropic"]
+RaterFlagName = Literal["attention", "position", "speed", "run", "agreement", "gold"]
+"""The quality flags a rater can get (heart.people); ``people.exclude_flags`` picks those that
+exclude."""
+EXCLUDING_BY_DEFAULT: tuple[RaterFlagName, ...] = ("attention", "position", "speed")
 STUDY_FILE = "study.yaml"
 DEFAULT_STORE = "heart.db"
 
@@ -368,6 +372,18 @@ class PeopleSpec(Strict):
         description="show raters the five HEART axes before they judge (off: as in the HEART "
         "design, people judge without the rubric, so their verdicts are an independent check "
         "on the rubric-led LLM judges; the report says which)",
+    )
+    checks_to_exclude: int = Field(
+        2,
+        ge=1,
+        le=20,
+        description="failed attention checks that exclude a rater (Prolific asks for at least "
+        "two before a participant may be asked to return a submission)",
+    )
+    exclude_flags: list[RaterFlagName] = Field(
+        default_factory=lambda: list(EXCLUDING_BY_DEFAULT),
+        description="which quality flags exclude a rater from the analyses (the others are "
+        "shown, not acted on): attention, position, speed, run, agreement, gold",
     )
 
 

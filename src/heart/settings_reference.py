@@ -76,6 +76,8 @@ def _kind(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         shared = SHARED.get(annotation)
         return f"[{shared}](#{_anchor(shared + 's')})" if shared else "section"
+    if origin is list and get_origin(get_args(annotation)[0]) is Literal:
+        return "list of any of " + _choices(list(get_args(get_args(annotation)[0])))
     if origin is list:
         return "list of " + _kind(get_args(annotation)[0]).removeprefix("a ") + "s"
     if origin is dict:
@@ -136,6 +138,8 @@ def _value(value: Any) -> str:
         return f"`{_number(value)}`"
     if isinstance(value, list | dict) and not value:
         return "none"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ", ".join(f"`{v}`" for v in value)
     if isinstance(value, dict):
         return "one for each of " + ", ".join(f"`{k}`" for k in value)
     if isinstance(value, BaseModel):

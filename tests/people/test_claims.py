@@ -179,9 +179,9 @@ def _answer(store: Store, task: str, right: bool) -> str:
         expected, check = row.expected, row.check
     if not check:
         return "A+"
-    if not right:
-        return "="  # a tie fails every gold and attention check
-    return expected if check == "attention" else expected + "+"
+    if check == "attention":
+        return expected if right else ("B+" if expected != "B+" else "A+")
+    return expected + "+" if right else "="  # a tie fails every gold check
 
 
 def _judge_all(store: Store, rater: str, right: bool, cap: int | None = None) -> list[str]:
@@ -193,25 +193,29 @@ def _judge_all(store: Store, rater: str, right: bool, cap: int | None = None) ->
     return done
 
 
-def test_failing_half_the_checks_excludes_a_rater_and_reopens_what_they_judged(
+TWO_FAILED = "attention (people.checks_to_exclude: 2): failed 2 of 2 attention checks"
+
+
+def test_two_failed_attention_checks_exclude_a_rater_and_reopen_what_they_judged(
     store: Store,
 ) -> None:
-    spec = PeopleSpec(check_every=2, raters_per_pair=2)
-    _study(store, items=2, spec=spec)  # 6 pairs and 3 checks, 2 seats each
+    spec = PeopleSpec(check_every=1, raters_per_pair=2)
+    _study(store, items=2, spec=spec)  # 6 pairs and 6 checks (3 gold, 3 attention), 2 seats each
     bad, first, second = _raters(store, 3)
     bad_seats = _judge_all(store, bad, right=False)
     with store.session() as s:
-        rows = {t: s.get(TaskRow, t) for t in bad_seats}
-        kinds = [rows[t].check for t in bad_seats]
-    # the first failed check ends their work: the seats before it were regular pairs
-    assert kinds[-1] is not None and all(k is None for k in kinds[:-1])
+        kinds = [s.get(TaskRow, t).check for t in bad_seats]
+    # the second failed attention check ends their work; one before it, and failed gold pairs,
+    # did not
+    assert kinds[-1] == "attention" and kinds.count("attention") == 2
+    assert kinds.count("gold") >= 1
     with store.session() as s:
         person = s.get(RaterRow, bad)
-        assert person.excluded_reason == "failed 1 of 1 quality checks"
-        held = s.scalars(select(TaskRow.id).where(TaskRow.rater_id == bad)).all()
-        assert held == [bad_seats[-1]]  # only the failed check stays theirs, as evidence
+        assert person.excluded_reason == TWO_FAILED
+        held = set(s.scalars(select(TaskRow.id).where(TaskRow.rater_id == bad)).all())
         kept = s.scalars(select(JudgmentRow.pair_id).where(JudgmentRow.judge == bad)).all()
-    assert len(kept) == len(bad_seats) - 1  # their verdicts stay in the store
+    assert held == {t for t, k in zip(bad_seats, kinds, strict=True) if k}  # checks: evidence
+    assert len(kept) == kinds.count(None)  # their verdicts stay in the store
     assert claim(store, bad, JUDGE, now=2, seconds=HOUR) is None  # and they get no more work
     for rater in (first, second):
         _judge_all(store, rater, right=True)
@@ -222,14 +226,14 @@ def test_failing_half_the_checks_excludes_a_rater_and_reopens_what_they_judged(
     assert Counter(t for t, _, _ in seats) == dict.fromkeys({t for t, _, _ in seats}, 2)
     assert {r for _, r, _ in seats} == {first, second}  # the reopened seats went to others
     quality = {q.rater: q for q in review_quality(store)}
-    assert quality[first].checks == 3 and quality[first].excluded is None
-    assert quality[bad].checks == 1 and quality[bad].excluded == "failed 1 of 1 quality checks"
+    assert quality[first].checks == 6 and quality[first].excluded is None
+    assert quality[bad].excluded == TWO_FAILED and quality[bad].decision == "return"
     comparisons = load_comparisons(store, source="human")
     assert comparisons.judges == sorted([first, second])
     assert len(comparisons.a) == 2 * 6  # every pair still has two verdicts that count
 
 
-def test_a_rater_passing_half_or_more_keeps_working(store: Store) -> None:
+def test_a_rater_passing_the_checks_keeps_working(store: Store) -> None:
     _study(store, items=2, spec=PeopleSpec(check_every=2, raters_per_pair=1))
     (rater,) = _raters(store, 1)
     seats = _judge_all(store, rater, right=True)
@@ -239,14 +243,14 @@ def test_a_rater_passing_half_or_more_keeps_working(store: Store) -> None:
 
 
 def test_quality_review_excludes_what_was_stored_before_the_rule(store: Store) -> None:
-    _study(store, items=1, spec=PeopleSpec(check_every=1, raters_per_pair=1))
+    _study(store, items=2, spec=PeopleSpec(check_every=1, raters_per_pair=1))
     (rater,) = _raters(store, 1)
     with store.session() as s:  # two failed checks written directly, as an older store holds
-        for row in s.scalars(select(TaskRow).where(TaskRow.check.is_not(None))).all()[:2]:
+        for row in s.scalars(select(TaskRow).where(TaskRow.check == "attention")).all()[:2]:
             row.rater_id, row.done, row.passed, row.served_at, row.submitted_at = (
                 rater, True, False, 0.0, 5.0)  # fmt: skip
     quality = {q.rater: q for q in review_quality(store)}
-    assert quality[rater].excluded == "failed 2 of 2 quality checks"
+    assert quality[rater].excluded == TWO_FAILED
     assert claim(store, rater, JUDGE, now=0, seconds=HOUR) is None
 
 

@@ -4,6 +4,7 @@ raters named by their pseudonymous ids."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from heart.store import JudgeRow, JudgmentRow, RaterRow
+from heart.store import JudgeRow, JudgmentRow, RaterRow, TaskRow
 
 from ..strategy_rows import add_label
 from .conftest import ADMIN_TOKEN, WebStudy, hidden, sign_in
@@ -34,6 +35,14 @@ def _row(page: str, table: str, first: str) -> list[str]:
         if cells and cells[0] == first:
             return cells
     raise AssertionError(f"no row {first!r} in #{table}")
+
+
+def _quality(page: str, rater: str) -> dict[str, str]:
+    """The Quality table's row of ``rater``, by column header."""
+    head = re.search(r'<table id="quality">\s*<thead><tr>(.*?)</tr>', page, re.S)
+    assert head
+    headers = re.findall(r"<th>(.*?)</th>", head.group(1))
+    return dict(zip(headers, _row(page, "quality", rater), strict=True))
 
 
 def _work(study: WebStudy, client: TestClient) -> str:
@@ -64,33 +73,78 @@ def test_the_admin_sees_progress_and_quality(web_study: MakeStudy) -> None:
     assert _row(page.text, "progress", "judge") == ["judge", "30", "1", "0", "29"]
     assert _row(page.text, "progress", "label") == ["label", "4", "1", "0", "3"]
     assert "judge (checks)" not in page.text
-    quality = _row(page.text, "quality", rater)
-    assert quality[:5] == [rater, "invite", "1", "1", "1"] and quality[-2] == "1"  # counted
+    quality = _quality(page.text, rater)
+    assert [quality[c] for c in ("entry", "write", "judge", "label")] == ["invite", "1", "1", "1"]
+    assert quality["verdicts counted"] == "1" and quality["verdicts"] == "1 (1 tie)"
+    assert quality["first shown won"] == "–"  # a tie favours neither side
+    assert quality["flags"] == "" and quality["decision"] == "approve"
+    assert quality["why"] == "no quality flag" and quality["excluded"] == ""
 
 
-def test_failing_checks_shows_as_an_exclusion(web_study: MakeStudy) -> None:
-    study = web_study(items=1, check_every=1, raters_per_pair=1)
+def _judge_failing_attention(client: TestClient, study: WebStudy, rater: str) -> None:
+    """Judge until no work is left, answering every check wrong ("=" fails a gold pair; an
+    attention check gets an option other than the one its instruction names)."""
+    while "Nothing left here" not in (page := client.get("/judge").text):
+        with study.store.session() as s:
+            check, expected = s.execute(
+                select(TaskRow.check, TaskRow.expected).where(
+                    TaskRow.rater_id == rater, ~TaskRow.done
+                )
+            ).one()
+        choice = ("B+" if expected != "B+" else "A+") if check == "attention" else "="
+        fields = {"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), "choice": choice,
+                  "rationale": "Same."}  # fmt: skip
+        assert client.post("/judge", data=fields).status_code == 303
+
+
+def test_one_failed_attention_check_and_failed_gold_pairs_do_not_exclude(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1, check_every=1, raters_per_pair=1)  # 3 pairs: gold, attention, gold
     app = study.make_app()
     client = study.client(app)
     rater = sign_in(client, study.store)
-    while "Nothing left here" not in (page := client.get("/judge").text):
-        fields = {"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), "choice": "=",
-                  "rationale": "Same."}  # fmt: skip
-        client.post("/judge", data=fields)  # a tie fails every gold and attention check
+    _judge_failing_attention(client, study, rater)
     admin = study.client(app)
     _admin(admin)
     page = admin.get("/admin").text
-    # the first pair, then its check failed: excluded at once, and the pair back in the pool
-    assert _row(page, "progress", "judge") == ["judge", "3", "0", "0", "3"]
-    assert _row(page, "progress", "judge (checks)") == ["judge (checks)", "3", "1", "0", "2"]
-    row = _row(page, "quality", rater)
-    assert row[-2:] == ["0", "failed 1 of 1 quality checks"]  # no verdict of theirs counts
+    assert _row(page, "progress", "judge") == ["judge", "3", "3", "0", "0"]
+    quality = _quality(page, rater)
+    assert (quality["gold failed"], quality["attention failed"]) == ("2 of 2", "1 of 1")
+    assert quality["flags"].startswith("gold: failed 2 of 2 gold pairs")  # shown, not excluding
+    assert (quality["decision"], quality["excluded"], quality["verdicts counted"]) == (
+        "approve",
+        "",
+        "3",
+    )
+
+
+def test_two_failed_attention_checks_show_as_an_exclusion_and_a_return(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=2, check_every=1, raters_per_pair=1)  # 6 pairs, 3 attention checks
+    app = study.make_app()
+    client = study.client(app)
+    rater = sign_in(client, study.store)
+    _judge_failing_attention(client, study, rater)
+    admin = study.client(app)
+    _admin(admin)
+    page = admin.get("/admin").text
+    reason = "attention (people.checks_to_exclude: 2): failed 2 of 2 attention checks"
+    quality = _quality(page, rater)
+    assert quality["excluded"] == reason and quality["verdicts counted"] == "0"
+    assert quality["decision"] == "return"
+    assert html.unescape(quality["why"]).startswith("failed 2 of 2 attention checks: by Prolific's")
     with study.store.session() as s:
-        assert s.get(RaterRow, rater).excluded_reason == "failed 1 of 1 quality checks"
+        assert s.get(RaterRow, rater).excluded_reason == reason
     judgments = admin.get("/admin/export/judgments.jsonl").text.splitlines()
-    assert len(judgments) == 1  # their verdict is kept, marked with the reason
-    assert {json.loads(line)["excluded"] for line in judgments} == {row[-1]}
+    assert judgments  # their verdicts are kept, marked with the reason
+    assert {json.loads(line)["excluded"] for line in judgments} == {reason}
     assert {json.loads(line)["counted"] for line in judgments} == {False}
+    (row,) = csv.DictReader(io.StringIO(admin.get("/admin/export/raters.csv").text))
+    assert (row["rater"], row["decision"], row["excluded"]) == (rater, "return", reason)
+    assert (row["attention"], row["attention_failed"]) == ("2", "2")
+    assert row["flags"].startswith("attention (excludes): failed 2 of 2 attention checks")
 
 
 def test_exports_hold_only_people_work_by_rater_id(web_study: MakeStudy) -> None:
@@ -131,7 +185,15 @@ def test_exports_hold_only_people_work_by_rater_id(web_study: MakeStudy) -> None
     (labelled,) = rows("labels", "csv")
     assert labelled["strategies"] == "Affirmation; Offer Hope"
     assert "llm-judge" not in admin.get("/admin/export/judgments.csv").text
-    assert admin.get("/admin/export/raters.csv").status_code == 404
+    (person,) = rows("raters", "jsonl")
+    assert (person["rater"], person["decision"], person["verdicts"], person["ties"]) == (
+        rater,
+        "approve",
+        1,
+        1,
+    )
+    assert person["first_shown_n"] is None and person["kappa"] is None  # no evidence, no number
+    assert admin.get("/admin/export/nothing.csv").status_code == 404
     assert admin.get("/admin/export/judgments.xlsx").status_code == 404
 
 

@@ -195,3 +195,38 @@ def test_serve_names_the_human_system_to_use_when_the_default_name_is_not_one(
         "people.human_system), which the study lacks; set people.human_system to crowd, or add "
         "this line under systems: - {name: human, kind: human, family: human}"
     )
+
+
+def test_raters_list_shows_each_raters_measures_flags_and_decision(web_study: MakeStudy) -> None:
+    from heart.people import JUDGE, claim, submit_judgment
+    from heart.store import TaskRow
+
+    study = web_study(items=2, check_every=1, raters_per_pair=1)  # 6 pairs, 3 attention checks
+    study.make_app()  # which adds the seats
+    ((rater, _),) = invite(study.store, 1)
+    n = 0
+    while (task := claim(study.store, rater, JUDGE, now=1000.0 * n, seconds=3600)) is not None:
+        with study.store.session() as s:
+            seat = s.get(TaskRow, task)
+            check, expected = seat.check, seat.expected
+        wrong = ("B+" if expected != "B+" else "A+") if check == "attention" else "A+"
+        submit_judgment(study.store, rater, task, wrong, "", now=1000.0 * n + 60)
+        n += 1
+    listed = runner.invoke(app, ["raters", "list", "--study", str(study.root)])
+    assert listed.exit_code == 0, listed.output
+    text = " ".join(listed.output.split())  # lines wrapped at the console's width, joined
+    assert "Quality per rater (no flag on fewer than 20 verdicts; shares with 99.5% " in text
+    assert (
+        f"{rater}: return: failed 2 of 2 attention checks: by Prolific's rules (two failed "
+        "explicit checks in a session of 5 minutes or more) they may be asked to return the "
+        "submission"
+    ) in text
+    # four verdicts on real pairs, all "A+" (first shown), a minute each against a floor of
+    # 4 s; gold answered "A+": passed where the original was shown first
+    assert "verdicts 4; first shown won 100% [" in text and "longest run 4 × A+" in text
+    assert "median s (floor) 60 s (" in text and "faster than reading 0% [" in text
+    assert "agrees with majority –; κ –" in text and "attention failed 2 of 2" in text
+    assert "attention (excludes): failed 2 of 2 attention checks" in text
+    (row,) = [line for line in listed.output.splitlines() if "invite" in line]
+    # the pairs they judged went back to the pool; their checks stay theirs, as the evidence
+    assert re.search(r"\binvite\b.*\b0\b.*\b0\b.*\b0\b.*3 of 4.*\b0\b.*\breturn\b", row)

@@ -15,7 +15,9 @@ from heart.analyses._audit import (
     VerdictCounts,
     audit_every_judge,
     audit_judges,
+    position_problem,
     verdict_counts,
+    wilson_share,
 )
 from heart.analyses._boards import (
     BEST_HUMAN,
@@ -193,7 +195,9 @@ __all__ = [
     "latency_report",
     "load_comparisons",
     "per_conversation_wins",
+    "position_problem",
     "rater_alpha",
     "system_latencies",
     "verdict_counts",
+    "wilson_share",
 ]

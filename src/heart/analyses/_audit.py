@@ -33,7 +33,8 @@ FLIP_LIMIT = 0.25  # flip rate whose interval lies above 25% → unreliable
 LEANING_LIMIT = 0.70  # longer-reply or own-family share beyond 70% (interval clear of 1/2)
 
 
-def _share(hits: int, n: int, level: float) -> Share | None:
+def wilson_share(hits: int, n: int, level: float) -> Share | None:
+    """``hits`` of ``n`` with its Wilson interval at ``level``; None when ``n`` is 0."""
     if n == 0:
         return None
     low, high = wilson_interval(hits, n, level)
@@ -103,6 +104,15 @@ def _clear_of_half(share: Share | None, limit: float) -> bool:
     return beyond and (share.low > 0.5 or share.high < 0.5)
 
 
+def position_problem(first: Share | None) -> str | None:
+    """Why verdicts track the order of presentation rather than the replies, or None: the share
+    won by the reply shown first is beyond 70/30 and its interval is clear of one half."""
+    if first is None or not _clear_of_half(first, POSITION_LIMIT):
+        return None
+    to_first, won = _leaning(first)
+    return f"the reply shown {'first' if to_first else 'second'} won {won.text()} verdicts"
+
+
 def _flip_share(
     comparisons: Comparisons, rows: npt.NDArray[np.bool_], level: float
 ) -> tuple[Share | None, int]:
@@ -116,7 +126,7 @@ def _flip_share(
     both = [seen for seen in by_pair.values() if len(seen) == 2]
     decided = [seen for seen in both if 2 not in seen.values()]
     changed = sum(seen[True] != seen[False] for seen in decided)
-    return _share(changed, len(decided), level), len(both)
+    return wilson_share(changed, len(decided), level), len(both)
 
 
 def audit_judges(
@@ -138,16 +148,18 @@ def audit_judges(
     for j, judge in enumerate(comparisons.judges):
         theirs = comparisons.judge == j
         mine = theirs & decided
-        first = _share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
+        first = wilson_share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
         flip, both_orders = _flip_share(comparisons, theirs, level)
 
         differ = mine & (comparisons.length_a != comparisons.length_b)
         longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
-        longer = _share(int(longer_won[differ].sum()), int(differ.sum()), level)
+        longer = wilson_share(int(longer_won[differ].sum()), int(differ.sum()), level)
 
         vs_control = mine & ((kind_a == control) != (kind_b == control))
         control_won = np.where(kind_a == control, a_won, ~a_won)
-        control_share = _share(int(control_won[vs_control].sum()), int(vs_control.sum()), level)
+        control_share = wilson_share(
+            int(control_won[vs_control].sum()), int(vs_control.sum()), level
+        )
 
         fam, source = comparisons.judge_families[j], comparisons.judge_sources[j]
         own = None
@@ -155,13 +167,11 @@ def audit_judges(
             own_a, own_b = family_a == fam, family_b == fam
             one_own = mine & (own_a != own_b)
             own_won = np.where(own_a, a_won, ~a_won)
-            own = _share(int(own_won[one_own].sum()), int(one_own.sum()), level)
+            own = wilson_share(int(own_won[one_own].sum()), int(one_own.sum()), level)
 
         problems, cautions = [], []
-        if first is not None and _clear_of_half(first, POSITION_LIMIT):
-            to_first, won = _leaning(first)
-            side = "first" if to_first else "second"
-            problems.append(f"the reply shown {side} won {won.text()} verdicts")
+        if position := position_problem(first):
+            problems.append(position)
         if flip is not None and flip.low > FLIP_LIMIT:
             problems.append(f"its winner changed when the order was swapped in {flip.text()} pairs")
         if longer is not None and _clear_of_half(longer, LEANING_LIMIT):

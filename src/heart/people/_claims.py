@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session, aliased
 from heart.config import PeopleSpec
 from heart.errors import TaskRefused
 from heart.ids import Presentation, completion_id, judgment_id, label_id
-from heart.people._quality import exclude, exclusion_reason, judge_checks
+from heart.people._quality import exclude_if_flagged, look_again
+from heart.people._scale import ATTENTION_REPLY, CHOICES, GOLD_REPLY, attention_instruction
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
 from heart.people._text import plain_text
 from heart.store import (
@@ -42,27 +43,11 @@ from heart.store import (
     reply_by,
 )
 from heart.strategies import load_taxonomy
-from heart.types import JudgeSource, Order, Shown, Status, SystemKind
-
-CHOICES = {
-    "A++": (Shown.FIRST, 2, "A is much better"),
-    "A+": (Shown.FIRST, 1, "A is slightly better"),
-    "=": (Shown.TIE, 1, "About the same"),
-    "B+": (Shown.SECOND, 1, "B is slightly better"),
-    "B++": (Shown.SECOND, 2, "B is much better"),
-}
-"""The five-option scale: key → (side, strength, label). Much better counts twice."""
+from heart.types import JudgeSource, Order, Status, SystemKind
 
 CHARS_PER_WORD = 12
 """A reply may be ``max_words`` times this many characters long: room for long words, not for
 one endless one."""
-
-GOLD_REPLY = "Okay. Anyway, that's not really my problem, so let's talk about something else."
-ATTENTION_REPLY = (
-    "This reply is a check that you are reading carefully: please mark this reply as much "
-    "better than the other one, whatever you think of it."
-)
-
 
 NOT_YOURS = (
     "this task is not assigned to you (it may have expired and gone to someone else); "
@@ -97,7 +82,7 @@ class Task:
     context: list[tuple[str, str]]  # (role, text)
     replies: list[str]  # write: none; judge: A then B; label: the one reply
     expires_at: float
-    instruction: str | None = None  # an attention check's instructed response, shown as asked
+    instruction: str | None = None  # an attention check's instructed response, shown with it
 
 
 _FREE = and_(
@@ -251,8 +236,8 @@ _A, _B, _LABELLED = (aliased(CompletionRow, name=n) for n in ("a", "b", "labelle
 _PAGE = (
     select(
         TaskRow.rater_id, TaskRow.done, TaskRow.kind, TaskRow.check, TaskRow.shown,
-        TaskRow.expires_at, ItemRow.context, ItemRow.reference, _A.text.label("a_text"),
-        _B.text.label("b_text"), _LABELLED.text.label("labelled_text"),
+        TaskRow.expected, TaskRow.expires_at, ItemRow.context, ItemRow.reference,
+        _A.text.label("a_text"), _B.text.label("b_text"), _LABELLED.text.label("labelled_text"),
     )
     .join(ItemRow, ItemRow.id == TaskRow.item_id)
     .outerjoin(PairRow, and_(TaskRow.kind == JUDGE, PairRow.id == TaskRow.target))
@@ -265,7 +250,9 @@ _PAGE = (
 
 
 def load_task(store: Store, rater: str, task: str) -> Task:
-    """The page content of one of ``rater``'s claimed seats, replies in the served order."""
+    """The page content of one of ``rater``'s claimed seats, replies in the served order. An
+    attention check shows the original reply beside a plain one, and in ``instruction`` the
+    choice it asks for (the answer stored as expected, so older seats ask for theirs too)."""
     with store.session() as session:
         row = _open_seat(session.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
     replies: list[str] = []
@@ -280,7 +267,10 @@ def load_task(store: Store, rater: str, task: str) -> Task:
     if row.kind == JUDGE and row.shown == Order.BA:
         replies.reverse()
     context = [(t["role"], t["text"]) for t in row.context]
-    return Task(task, row.kind, context, replies, float(row.expires_at or 0.0))
+    instruction = None
+    if row.check == ATTENTION and row.expected in CHOICES:
+        instruction = attention_instruction(row.expected)
+    return Task(task, row.kind, context, replies, float(row.expires_at or 0.0), instruction)
 
 
 _FINISH = (
@@ -362,6 +352,10 @@ def submit_write(
         return cid
 
 
+_OWN_PAIR = select(pair_with_reply_by(bindparam("p_target"), bindparam("p_rater")))
+"""Whether the pair p_target holds a reply p_rater wrote (built once, like the claims)."""
+
+
 def submit_judgment(
     store: Store,
     rater: str,
@@ -371,9 +365,12 @@ def submit_judgment(
     *,
     now: float,
     checklist: list[str] | None = None,
+    spec: PeopleSpec | None = None,
 ) -> None:
     """Store a rater's five-option verdict (in the served order) in the pair's own terms; a
-    check seat only records whether it was passed."""
+    check seat only records whether it was passed. After a failed attention check, and every
+    ``LOOK_EVERY`` judge seats, the rater's quality flags are measured again, and a flag the
+    study (``spec``, else the defaults) makes excluding excludes them."""
     if choice not in CHOICES:
         raise TaskRefused("choose one of the five options before submitting")
     for item in checklist or []:
@@ -390,7 +387,7 @@ def submit_judgment(
             wanted = row.expected or ""
             row.passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
-            if session.scalar(select(pair_with_reply_by(row.target, rater))):
+            if session.scalar(_OWN_PAIR, {"p_target": row.target, "p_rater": rater}):
                 raise TaskRefused(OWN_REPLY)
             pair = session.get(PairRow, row.target)
             assert pair is not None  # a judge seat is made for a stored pair
@@ -408,10 +405,8 @@ def submit_judgment(
                 )
             )  # fmt: skip
         _finish(session, row, rater, now)
-        if row.passed is False:
-            reason = exclusion_reason(*judge_checks(session, rater))
-            if reason:
-                exclude(session, rater, reason)
+        if look_again(session, rater, row.check == ATTENTION and row.passed is False):
+            exclude_if_flagged(session, rater, spec or PeopleSpec())
 
 
 def submit_labels(

@@ -1,23 +1,36 @@
-"""Quality control of human work: gold and attention checks, and odd completion times.
+"""Quality control of human work: per rater, the measures the judge audit takes of judges
+(heart.people._measures), flags with reasons and the decision to approve, ask to return or keep
+out (heart.people._flags), and odd completion times.
 
-A rater who fails half or more of the checks they took is excluded from the analyses as soon
-as the failing answer is stored: the rater and their work stay in the store, with the reason,
+A rater whose flags exclude them (by the study's ``people.exclude_flags`` and
+``people.checks_to_exclude``) is excluded from the analyses as soon as the answer that raised
+the flag is stored: the rater and their work stay in the store, with the reason naming its rule,
 they get no more tasks, and the pairs they judged go back to the pool so that every pair still
-gets its number of raters who count. A task's time is from serving to
-submitting; times far from the median of their kind (robust z-score over 3.5, from the
-median absolute deviation) are flagged for a look, not excluded.
+gets its number of raters who count. A task's time is from serving to submitting; times far
+from the median of their kind (robust z-score over 3.5, from the median absolute deviation) are
+flagged for a look, not excluded.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from heart.config import PeopleSpec
+from heart.people._flags import (
+    APPROVE,
+    RATER_LEVEL,
+    RaterFlag,
+    decide,
+    exclusion_reason,
+    rater_flags,
+)
+from heart.people._measures import RaterMeasures, measure_raters
 from heart.people._tasks import JUDGE, reopen
 from heart.store import JudgmentRow, RaterRow, Store, TaskRow, counted_judgment
 
@@ -27,6 +40,10 @@ MAD_TO_SD = 1.4826  # MAD of a normal distribution times this is its standard de
 
 @dataclass(frozen=True)
 class RaterQuality:
+    """One rater: how they came in, what they did, their measures and flags, whether they are
+    excluded (the stored reason), and what to do about them (``decision``: approve, return or
+    keep out, and why)."""
+
     rater: str
     entry: str
     tasks: dict[str, int]  # kind -> submitted
@@ -36,23 +53,39 @@ class RaterQuality:
     median_seconds: float
     excluded: str | None
     counted: int = 0  # verdicts the analyses count (none once excluded)
+    measures: RaterMeasures = field(default_factory=RaterMeasures)
+    flags: tuple[RaterFlag, ...] = ()
+    decision: str = APPROVE
+    decision_reason: str = ""
 
 
-def exclusion_reason(checks: int, failed: int) -> str | None:
-    """Why a rater who failed ``failed`` of ``checks`` checks is excluded, or None."""
-    if checks and 2 * failed >= checks:
-        return f"failed {failed} of {checks} quality checks"
-    return None
+LOOK_EVERY = 5
+"""Judge seats between two looks at a rater's flags as they work (and after each failed
+attention check): fewer looks flag fewer honest raters by chance, at a cost of a few verdicts."""
+
+_JUDGED = select(func.count()).where(
+    TaskRow.rater_id == bindparam("p_rater"), TaskRow.kind == JUDGE, TaskRow.done
+)
 
 
-def judge_checks(session: Session, rater: str) -> tuple[int, int]:
-    """How many checks ``rater`` has submitted, and how many of them they failed."""
-    checks, failed = session.execute(
-        select(func.count(), func.count().filter(~TaskRow.passed)).where(
-            TaskRow.rater_id == rater, TaskRow.done, TaskRow.check.is_not(None)
-        )
-    ).one()
-    return int(checks), int(failed)
+def look_again(session: Session, rater: str, failed_attention: bool) -> bool:
+    """Whether to measure ``rater`` again after a judge seat: a failed attention check, or
+    every ``LOOK_EVERY`` judge seats submitted."""
+    return failed_attention or (session.scalar(_JUDGED, {"p_rater": rater}) or 0) % LOOK_EVERY == 0
+
+
+def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | None:
+    """Measure ``rater`` again and exclude them if a flag of theirs excludes (and they are not
+    excluded yet); the reason, or None."""
+    person = session.get(RaterRow, rater)
+    if person is None or person.excluded_reason:
+        return None
+    with_others = "agreement" in spec.exclude_flags  # the only flag that reads other raters
+    measures = measure_raters(session, RATER_LEVEL, [rater], agreement=with_others)[rater]
+    reason = exclusion_reason(rater_flags(measures, spec), spec)
+    if reason:
+        exclude(session, rater, reason)
+    return reason
 
 
 def exclude(session: Session, rater: str, reason: str) -> None:
@@ -79,9 +112,14 @@ def time_outliers(seconds: list[float]) -> list[bool]:
     return [bool(z > OUTLIER_Z) for z in np.abs(x - median) / spread]
 
 
-def review_quality(store: Store) -> list[RaterQuality]:
-    """Score every rater's checks and times, excluding (with the reason) anyone who failed half
-    or more of their checks and is not excluded yet."""
+def review_quality(
+    store: Store, spec: PeopleSpec | None = None, *, act: bool = True
+) -> list[RaterQuality]:
+    """Measure and flag every rater, by the study's people settings (``spec``, else the
+    defaults), excluding (with the reason and its rule) anyone whose flags exclude them and who
+    is not excluded yet, and say of each whether to approve, ask to return or keep them out.
+    With ``act`` False nothing is stored: such a rater shows the exclusion they are due."""
+    spec = spec or PeopleSpec()
     with store.session() as session:
         rows = session.execute(
             select(TaskRow.rater_id, TaskRow.kind, TaskRow.check, TaskRow.passed,
@@ -100,15 +138,19 @@ def review_quality(store: Store) -> list[RaterQuality]:
                 pairs, time_outliers([d for _, d in pairs]), strict=True
             ):
                 odd[rater] += flagged
+        measured = measure_raters(session, RATER_LEVEL)
         out = []
         people = list(session.scalars(select(RaterRow).order_by(RaterRow.id)))
         for person in people:
             mine = by_rater[person.id]
             checks = [r for r in mine if r.check]
-            failed = sum(1 for r in checks if r.passed is False)
-            reason = exclusion_reason(len(checks), failed)
-            if reason and not person.excluded_reason:
+            measures = measured.get(person.id, RaterMeasures())
+            flags = rater_flags(measures, spec)
+            reason = exclusion_reason(flags, spec)
+            if act and reason and not person.excluded_reason:
                 exclude(session, person.id, reason)  # stored before the rule applied on submit
+            excluded = person.excluded_reason or reason
+            decision, why = decide(measures, flags, excluded)
             times = [r.submitted_at - r.served_at for r in mine if r.served_at and r.submitted_at]
             tasks: dict[str, int] = defaultdict(int)
             for r in mine:
@@ -117,9 +159,11 @@ def review_quality(store: Store) -> list[RaterQuality]:
             out.append(
                 RaterQuality(
                     rater=person.id, entry=str(person.meta.get("entry", "")), tasks=dict(tasks),
-                    checks=len(checks), failed=failed, odd_times=odd[person.id],
+                    checks=len(checks), failed=sum(1 for r in checks if r.passed is False),
+                    odd_times=odd[person.id],
                     median_seconds=float(np.median(times)) if times else float("nan"),
-                    excluded=person.excluded_reason,
+                    excluded=excluded, measures=measures, flags=flags,
+                    decision=decision, decision_reason=why,
                 )
             )  # fmt: skip
         session.flush()

@@ -10,7 +10,8 @@ from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
-from heart.ids import seat_order
+from heart.ids import coin, seat_order
+from heart.people._scale import CHOICES
 from heart.sample import spread_sample
 from heart.store import (
     CompletionRow,
@@ -40,14 +41,21 @@ def task_id(kind: str, target: str, seat: int) -> str:
     return f"{kind}:{target}:{seat}"
 
 
-def expected_answer(check: str | None, shown: Order | str) -> str | None:
+def attention_choice(seed: int, seat: str) -> str:
+    """The option an attention seat instructs its rater to choose: a seeded draw per seat over
+    the five, so that no one answer passes every check."""
+    return list(CHOICES)[coin(seed, seat, ATTENTION) % len(CHOICES)]
+
+
+def expected_answer(check: str | None, shown: Order | str, seed: int, seat: str) -> str | None:
     """The answer a check seat must get. Gold: the original supporter reply (shown first when
-    the order is ab) must win. Attention: the reply that asks for it (shown first when ab) must
-    be marked much better."""
+    the order is ab) must win, by any strength. Attention: exactly the option its instruction
+    names (stores from before instructions hold "A++" or "B++": the instruction names that)."""
     if check is None:
         return None
-    side = Shown.FIRST if Order(shown) is Order.AB else Shown.SECOND
-    return side if check == GOLD else f"{side}++"
+    if check == ATTENTION:
+        return attention_choice(seed, seat)
+    return Shown.FIRST if Order(shown) is Order.AB else Shown.SECOND
 
 
 ON_OWN_REPLY = and_(
@@ -97,7 +105,8 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
                 shown = seat_order(seed, tid) if kind == JUDGE else Order.AB
                 rows.append(
                     TaskRow(id=tid, kind=kind, target=target, item_id=item, seat=seat,
-                            shown=shown, check=check, expected=expected_answer(check, shown),
+                            shown=shown, check=check,
+                            expected=expected_answer(check, shown, seed, tid),
                             done=False)
                 )  # fmt: skip
 

@@ -1,12 +1,22 @@
 """The report's Judge audit section: every LLM judge and human rater held to the same rules
-(flip rate, position, length, the control, own family), its table and judge_audit.csv."""
+(flip rate, position, length, the control, own family), its table and judge_audit.csv; then
+the people who judged in the web app, each with their quality measures, flags and decision."""
 
 from __future__ import annotations
 
 from heart.analyses import JudgeAudit
+from heart.people import (
+    APPROVE,
+    FLOOR_WORDS_PER_MINUTE,
+    MIN_VERDICTS,
+    QUALITY_COLUMNS,
+    RATER_LEVEL,
+    RaterQuality,
+    quality_cells,
+)
 from heart.report._csv import SHARE_COLUMNS, Cell, csv_text, share_cells
 from heart.report._facts import StudyFacts
-from heart.report._section import Section
+from heart.report._section import Block, Section
 from heart.report._table import Table, conclusion, share_text
 
 AUDIT_CHECKS = ("flip", "first_position", "longer", "control", "own_family")
@@ -100,10 +110,50 @@ def audit_csv_rows(audits: list[JudgeAudit]) -> list[list[Cell]]:
     ]  # fmt: skip
 
 
+RATER_NOTE = (
+    "People who judged in the web app, each measured as the audit measures judges: the share "
+    "of verdicts won by the reply shown first, median seconds per judgment against the time its "
+    f"text takes to read at {FLOOR_WORDS_PER_MINUTE} words a minute (the floor), judgments "
+    "faster than that, the longest run of one answer, agreement with the other raters' "
+    f"majority on shared pairs and Cohen's κ, and the checks failed. Shares carry "
+    f"{100 * RATER_LEVEL:g}% Wilson intervals; no flag is raised on fewer than {MIN_VERDICTS} "
+    "verdicts. The flags that exclude are set by people.exclude_flags and "
+    "people.checks_to_exclude; gold pairs never count as attention checks. Decision, by "
+    "Prolific's rules: ask to return only after two failed attention checks; keep out of the "
+    "analyses (and approve) for other flags that exclude; approve everyone else."
+)
+
+
+def rater_table(raters: list[RaterQuality]) -> Table:
+    """Every person who judged, with their measures, flags (each with its reason) and the
+    decision; those kept out or asked to return marked."""
+    judged = [q for q in raters if q.measures.verdicts or q.measures.timed]
+    rows = [
+        [
+            q.rater, str(q.counted), *quality_cells(q.measures),
+            "; ".join(f"{f.name}{' (excludes)' if f.excludes else ''}: {f.reason}"
+                      for f in q.flags) or "none",
+            f"{q.decision}: {q.decision_reason}",
+        ]
+        for q in judged
+    ]  # fmt: skip
+    return Table(
+        "Human raters: quality per rater",
+        ["rater", "counted", *QUALITY_COLUMNS, "flags", "decision"],
+        rows,
+        RATER_NOTE,
+        "rater-quality",
+        flagged=[q.decision != APPROVE for q in judged],
+    )
+
+
 def audit_section(facts: StudyFacts) -> Section:
     if not facts.audit:
         return Section("audit", "Judge audit", empty=NO_VERDICTS)
-    return Section("audit", "Judge audit", [audit_table(facts.audit)])
+    tables: list[Block] = [audit_table(facts.audit)]
+    if any(q.measures.verdicts or q.measures.timed for q in facts.raters):
+        tables.append(rater_table(facts.raters))
+    return Section("audit", "Judge audit", tables)
 
 
 def audit_files(facts: StudyFacts) -> dict[str, str]:

@@ -37,6 +37,7 @@ from heart.analyses import (
 )
 from heart.capability import CapabilityIndex
 from heart.garbage import fewer_collections
+from heart.people import RaterQuality, review_quality
 from heart.provenance import Provenance, study_provenance
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import (
@@ -87,6 +88,7 @@ class StudyFacts:
     latency: LatencyReport | None = None  # time to first token, and Elo against it
     capability: CapabilityReport | None = None  # None: no capability index was given
     provenance: Provenance | None = None  # which heart, prompts, models; tokens and cost
+    raters: list[RaterQuality] = field(default_factory=list)  # people in the web app, measured
 
     @property
     def main(self) -> Board | None:
@@ -162,6 +164,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         ),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
+        raters=review_quality(study.store, study.config.people, act=False),
         left_out=left_out_judgments(study.store),
         factors=factor_report(study, comparisons),
         adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),

@@ -13,7 +13,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy import select
 
-from heart.people import KINDS, review_quality
+from heart.people import (
+    KINDS,
+    MIN_VERDICTS,
+    QUALITY_COLUMNS,
+    RATER_LEVEL,
+    quality_cells,
+    review_quality,
+)
 from heart.store import Store, TaskRow
 from heart.strategies import load_taxonomy
 from heart.web._export import (
@@ -111,7 +118,7 @@ def admin(request: Request, token: str | None = None) -> Response:
     if not _is_admin(request):
         return _refused(request)
     state.seats.refresh()
-    quality = review_quality(state.study.store)
+    quality = review_quality(state.study.store, state.study.config.people)
     taxonomy = load_taxonomy(state.study.config.strategies.taxonomy)
     return render(
         request,
@@ -120,6 +127,12 @@ def admin(request: Request, token: str | None = None) -> Response:
         progress=progress(state.study.store, time.time()),
         seats=seats_note(state.seats),
         quality=quality,
+        quality_columns=QUALITY_COLUMNS,
+        quality_cells=quality_cells,
+        min_verdicts=MIN_VERDICTS,
+        level=f"{100 * RATER_LEVEL:g}%",
+        exclude_flags=state.study.config.people.exclude_flags,
+        checks_to_exclude=state.study.config.people.checks_to_exclude,
         kinds=KINDS,
         median=lambda x: "–" if math.isnan(x) else f"{x:.0f} s",
         tables=TABLES,
@@ -141,7 +154,9 @@ def admin_export(request: Request, table: str, fmt: str) -> Response:
     state = web(request)
     config = state.study.config
     taxonomy = load_taxonomy(config.strategies.taxonomy)
-    rows = export_rows(state.study.store, table, config.people.human_system, taxonomy)
+    rows = export_rows(
+        state.study.store, table, config.people.human_system, taxonomy, config.people
+    )
     body = to_csv(rows, COLUMNS[table]) if fmt == "csv" else to_jsonl(rows)
     media = "text/csv" if fmt == "csv" else "application/jsonl"
     return Response(

@@ -1,20 +1,26 @@
 """What people produced, as rows for the admin's CSV and JSON Lines downloads: completions of
 the human system, judgments by human raters (each marked whether the analyses count it),
-strategy labels, and the labelled completions whose labellers split evenly on a strategy. People
-appear only by their pseudonymous rater ids, with the reason if quality control excluded them."""
+strategy labels, the labelled completions whose labellers split evenly on a strategy, and the
+raters themselves: their quality measures and flags, and whether to approve them, ask them to
+return the submission or keep them out of the analyses, and why. People appear only by their
+pseudonymous rater ids, with the reason if quality control excluded them."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
 from heart.analyses import human_consensus
+from heart.config import PeopleSpec
+from heart.people import review_quality
 from heart.spreadsheet import inert
+from heart.stats import Share
 from heart.store import (
     CompletionRow,
     JudgeRow,
@@ -28,7 +34,7 @@ from heart.store import (
 from heart.strategies import Taxonomy
 from heart.types import JudgeSource, Status
 
-TABLES = ("completions", "judgments", "labels", "disagreements")
+TABLES = ("completions", "judgments", "labels", "disagreements", "raters")
 FORMATS = ("csv", "jsonl")
 
 
@@ -144,13 +150,54 @@ def _disagreements(store: Store, taxonomy: Taxonomy) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def _share_cells(name: str, share: Share | None) -> dict[str, Any]:
+    """A share as its count, total and interval (empty when there is no evidence)."""
+    if share is None:
+        return {f"{name}_{part}": None for part in ("hits", "n", "low", "high")}
+    return {f"{name}_hits": share.hits, f"{name}_n": share.n, f"{name}_low": round(share.low, 4),
+            f"{name}_high": round(share.high, 4)}  # fmt: skip
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 4)
+
+
+def _raters(store: Store, people: PeopleSpec) -> list[dict[str, Any]]:
+    """One row per rater: the decision and its reason, the exclusion, the flags, the measures."""
+    out = []
+    for q in review_quality(store, people):
+        m = q.measures
+        out.append(
+            {"rater": q.rater, "entry": q.entry, "decision": q.decision,
+             "decision_reason": q.decision_reason, "excluded": q.excluded or "",
+             "flags": [f"{f.name}{' (excludes)' if f.excludes else ''}: {f.reason}"
+                       for f in q.flags],
+             "verdicts": m.verdicts, "counted": q.counted, "ties": m.ties,
+             **_share_cells("first_shown", m.first_shown),
+             "timed": m.timed, "median_seconds": _number(m.median_seconds),
+             "median_floor": _number(m.median_floor), **_share_cells("too_fast", m.too_fast),
+             "longest_run": m.longest_run, "run_answer": m.run_answer, "shared": m.shared,
+             **_share_cells("agreement", m.agreement), "kappa": _number(m.kappa),
+             "gold": m.gold, "gold_failed": m.gold_failed, "attention": m.attention,
+             "attention_failed": m.attention_failed}
+        )  # fmt: skip
+    return out
+
+
 def export_rows(
-    store: Store, table: str, human_system: str, taxonomy: Taxonomy
+    store: Store,
+    table: str,
+    human_system: str,
+    taxonomy: Taxonomy,
+    people: PeopleSpec | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of ``table`` (one of TABLES), each with an ``excluded`` reason (or "") but for
-    disagreements, whose labels all count."""
+    disagreements, whose labels all count. Raters are judged by the ``people`` settings (else
+    the defaults)."""
     if table == "disagreements":
         return _disagreements(store, taxonomy)
+    if table == "raters":
+        return _raters(store, people or PeopleSpec())
     if table == "completions":
         rows = _completions(store, human_system)
     elif table == "judgments":
@@ -194,4 +241,10 @@ COLUMNS = {
     "labels": ["id", "completion_id", "item_id", "rater", "strategies", "created_at",
                "excluded"],
     "disagreements": ["completion_id", "item_id", "text", "split", "rater", "strategies"],
+    "raters": ["rater", "entry", "decision", "decision_reason", "excluded", "flags", "verdicts",
+               "counted", "ties", "first_shown_hits", "first_shown_n", "first_shown_low",
+               "first_shown_high", "timed", "median_seconds", "median_floor", "too_fast_hits",
+               "too_fast_n", "too_fast_low", "too_fast_high", "longest_run", "run_answer",
+               "shared", "agreement_hits", "agreement_n", "agreement_low", "agreement_high",
+               "kappa", "gold", "gold_failed", "attention", "attention_failed"],
 }  # fmt: skip

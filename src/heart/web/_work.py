@@ -228,7 +228,7 @@ def _judge(state: WebState, rater: str, task: str, form: Form, now: float) -> No
     if not set(checklist) <= set(CHECKLIST):
         raise TaskRefused("the checklist holds an answer this page does not offer; reload it")
     submit_judgment(state.study.store, rater, task, form.get("choice"), rationale, now=now,
-                    checklist=sorted(set(checklist)))  # fmt: skip
+                    checklist=sorted(set(checklist)), spec=state.study.config.people)  # fmt: skip
 
 
 def _label(state: WebState, rater: str, task: str, form: Form, now: float) -> None:
