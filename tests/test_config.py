@@ -86,6 +86,19 @@ def test_invalid_yaml_names_line() -> None:
     assert "flow sequence started on line 3" in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [("0x1F*a", "int"), ("abc", "float"), ("maybe", "bool"), ("2020-02-30", "timestamp")],
+)
+def test_a_value_its_explicit_tag_cannot_read_names_line_and_tag(value: str, tag: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_study(f"name: x\nsystems: []\nratings:\n  level: !!{tag} {value}\n", "study.yaml")
+    assert str(err.value) == (
+        f"study.yaml line 4: '{value}' is not a valid !!{tag}; "
+        "remove the tag or write a valid value"
+    )
+
+
 def test_a_key_set_twice_is_refused_with_both_lines() -> None:
     with pytest.raises(ConfigError) as err:
         parse_study("name: x\nseed: 1\nseed: 2\nsystems: []\n", "study.yaml")

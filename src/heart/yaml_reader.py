@@ -111,5 +111,32 @@ def construct_yaml(node: yaml.Node, source: str) -> Any:
         raise ConfigError(f"{where}: not valid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML ({exc})") from None
+    except (ValueError, KeyError, TypeError, OverflowError):
+        raise ConfigError(_unreadable_tag(node, source)) from None
     finally:
         loader.dispose()
+
+
+def _unreadable_tag(node: yaml.Node, source: str) -> str:
+    """Which explicitly tagged value (``!!int 0x1F*a``, ``!!bool maybe``) could not be read as
+    its tag says, and where."""
+    todo = [node]
+    while todo:
+        here = todo.pop()
+        if isinstance(here, yaml.ScalarNode):
+            loader = yaml.SafeLoader("")
+            try:
+                loader.construct_object(here)
+            except (ValueError, KeyError, TypeError, OverflowError):
+                tag = here.tag.rsplit(":", 1)[-1]
+                return (
+                    f"{source} line {here.start_mark.line + 1}: {here.value!r} is not a valid "
+                    f"!!{tag}; remove the tag or write a valid value"
+                )
+            finally:
+                loader.dispose()
+        elif isinstance(here, yaml.SequenceNode):
+            todo.extend(reversed(here.value))
+        elif isinstance(here, yaml.MappingNode):
+            todo.extend(v for pair in reversed(here.value) for v in reversed(pair))
+    return f"{source}: a tagged value could not be read as its tag says; remove the tag"

@@ -111,7 +111,14 @@ def test_one_failed_attention_check_and_failed_gold_pairs_do_not_exclude(
     assert _row(page, "progress", "judge") == ["judge", "3", "3", "0", "0"]
     quality = _quality(page, rater)
     assert (quality["gold failed"], quality["attention failed"]) == ("2 of 2", "1 of 1")
+    assert 'id="checks"' not in client.get("/judge").text  # one miss: nothing to return
     assert quality["flags"].startswith("gold: failed 2 of 2 gold pairs")  # shown, not excluding
+    live = admin.get("/admin/live").text  # the live part lists the flag as it stands now
+    (flags,) = [
+        row for row in re.findall(r"<tr><td>(.*?)</tr>", live, re.S) if row.startswith(rater)
+    ]
+    assert "gold: failed 2 of 2 gold pairs" in flags and "(excludes)" not in flags
+    assert "approve: " in flags
     assert (quality["decision"], quality["excluded"], quality["verdicts counted"]) == (
         "approve",
         "",
@@ -131,6 +138,9 @@ def test_two_failed_attention_checks_show_as_an_exclusion_and_a_return(
     _admin(admin)
     page = admin.get("/admin").text
     reason = "attention (people.checks_to_exclude: 2): failed 2 of 2 attention checks"
+    finish = client.get("/judge").text  # no more work for them, and the finish page says why
+    assert "missed 2 of the 2 instructions that asked for a given choice" in finish
+    assert "may ask you to return this submission" in finish
     quality = _quality(page, rater)
     assert quality["excluded"] == reason and quality["verdicts counted"] == "0"
     assert quality["decision"] == "return"

@@ -292,13 +292,13 @@ def test_the_live_part_refreshes_in_place_in_chromium(
     from playwright.sync_api import expect, sync_playwright
 
     from ..helpers import CHROMIUM, require_chromium
-    from .test_browser import _serving
+    from .conftest import serving
 
     require_chromium()
     monkeypatch.setattr("heart.web._live.REFRESH_SECONDS", 1)
     study = web_study(items=1)
     raters = [r for r, _ in invite(study.store, 3)]
-    with _serving(study.make_app()) as base, sync_playwright() as p:
+    with serving(study.make_app()) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         problems: list[str] = []
         page = browser.new_page()

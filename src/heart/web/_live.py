@@ -1,7 +1,7 @@
 """The live part of the admin page: the pace of each kind of work and when it should finish,
-Krippendorff's α among the raters so far, who the analyses leave out, and the extra judge seats
-that replacing them costs. The page polls it every few seconds and swaps it in place; without
-JavaScript it is shown as of the page's load."""
+Krippendorff's α among the raters so far, the raters with a quality flag, who the analyses
+leave out, and the extra judge seats that replacing them costs. The page polls it every few
+seconds and swaps it in place; without JavaScript it is shown as of the page's load."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from sqlalchemy import exists, func, select
 
 from heart.analyses import INTERVAL_CONVERSATIONS, RaterAlpha, load_comparisons, rater_alpha
-from heart.people import JUDGE, KINDS
+from heart.people import JUDGE, KINDS, RaterQuality, review_quality
 from heart.store import JudgeRow, JudgmentRow, RaterRow, TaskRow
 from heart.study import Study
 from heart.types import JudgeSource
@@ -70,6 +70,7 @@ class LiveView:
     alpha: RaterAlpha
     level: float
     left_out: list[LeftOut]
+    flagged: list[RaterQuality]  # raters with a quality flag, measured now (nothing stored)
 
     @property
     def extra_seats(self) -> int:
@@ -138,7 +139,8 @@ def live_view(study: Study, now: float) -> LiveView:
         load_comparisons(study.store, source="human"),
         rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
     )  # fmt: skip
-    return LiveView(now, paces(seats, now), alpha, ratings.level, left_out(study))
+    flagged = [q for q in review_quality(study.store, study.config.people, act=False) if q.flags]
+    return LiveView(now, paces(seats, now), alpha, ratings.level, left_out(study), flagged)
 
 
 def clock(seconds: float) -> str:

@@ -20,11 +20,13 @@ from heart.people import (
     JUDGE,
     LABEL,
     NOT_YOURS,
+    RETURN,
     WRITE,
     Task,
     TaskRefused,
     claim,
     load_task,
+    review_quality,
     submit_judgment,
     submit_labels,
     submit_write,
@@ -146,7 +148,8 @@ def _nothing_left(
 ) -> HTMLResponse:
     """The finish page: no more work of ``kind`` for the rater, and a Prolific participant's
     completion code."""
-    code = web(request).study.config.people.completion_code
+    state = web(request)
+    code = state.study.config.people.completion_code
     return render(
         request,
         "done.html",
@@ -155,6 +158,21 @@ def _nothing_left(
         message=note,
         saved=saved,
         code=code if session.entry == "prolific" else None,
+        checks=_failed_checks(state, session.rater),
+    )
+
+
+def _failed_checks(state: WebState, rater: str) -> str | None:
+    """What the finish page tells a rater whose attention checks mean they may be asked to
+    return the submission (by Prolific's rules), or None for everyone else."""
+    people = state.study.config.people
+    mine = [q for q in review_quality(state.study.store, people, act=False) if q.rater == rater]
+    if not mine or mine[0].decision != RETURN:
+        return None
+    m = mine[0].measures
+    return (
+        f"Your answers missed {m.attention_failed} of the {m.attention} instructions that asked "
+        "for a given choice, so the study team may ask you to return this submission."
     )
 
 
