@@ -21,6 +21,7 @@ from heart.web._guide import (
     DEFAULT_CONSENT,
     PRACTICE,
     SCALE_EXAMPLES,
+    AxisGuide,
     consent_hash,
     consent_paragraphs,
     rubric_axes,
@@ -165,7 +166,7 @@ def instructions_page(request: Request) -> Response:
     if not consented:
         return see_other("/consent?next=/instructions")
     config = web(request).study.config
-    seeker, axes = "", []
+    seeker, axes = "", list[AxisGuide]()
     if config.people.show_rubric:
         seeker, axes = rubric_axes(config.judging.prompt_version)
     return render(
