@@ -48,3 +48,15 @@ def test_the_report_shows_each_raters_quality_and_flags_with_reasons(
     assert "| 3 | 3 (1 tie) | 50% [" in careful_row and "| none | approve: no quality flag |" in (
         careful_row
     )
+    assert "These raters judged without the HEART rubric (people.show_rubric is off)" in section
+
+    shown = Study(
+        tmp_path,
+        parse_study(
+            "name: s\nsystems: [{name: m1, kind: dataset, family: m1}]\n"
+            "people: {show_rubric: true}\n"
+        ),
+        store,
+    )
+    section = render_markdown(gather_facts(shown))
+    assert "These raters read the five HEART axes before judging (people.show_rubric)" in section

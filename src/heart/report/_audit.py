@@ -124,7 +124,20 @@ RATER_NOTE = (
 )
 
 
-def rater_table(raters: list[RaterQuality]) -> Table:
+def rubric_note(shown: bool) -> str:
+    """Whether the study's raters saw the HEART rubric before judging."""
+    if shown:
+        return (
+            "These raters read the five HEART axes before judging (people.show_rubric), so "
+            "their verdicts are not independent of the rubric the LLM judges follow."
+        )
+    return (
+        "These raters judged without the HEART rubric (people.show_rubric is off), as the "
+        "HEART design has it."
+    )
+
+
+def rater_table(raters: list[RaterQuality], rubric_shown: bool = False) -> Table:
     """Every person who judged, with their measures, flags (each with its reason) and the
     decision; those kept out or asked to return marked."""
     judged = [q for q in raters if q.measures.verdicts or q.measures.timed]
@@ -141,7 +154,7 @@ def rater_table(raters: list[RaterQuality]) -> Table:
         "Human raters: quality per rater",
         ["rater", "counted", *QUALITY_COLUMNS, "flags", "decision"],
         rows,
-        RATER_NOTE,
+        f"{RATER_NOTE} {rubric_note(rubric_shown)}",
         "rater-quality",
         flagged=[q.decision != APPROVE for q in judged],
     )
@@ -152,7 +165,7 @@ def audit_section(facts: StudyFacts) -> Section:
         return Section("audit", "Judge audit", empty=NO_VERDICTS)
     tables: list[Block] = [audit_table(facts.audit)]
     if any(q.measures.verdicts or q.measures.timed for q in facts.raters):
-        tables.append(rater_table(facts.raters))
+        tables.append(rater_table(facts.raters, facts.rubric_shown))
     return Section("audit", "Judge audit", tables)
 
 

@@ -89,6 +89,7 @@ class StudyFacts:
     capability: CapabilityReport | None = None  # None: no capability index was given
     provenance: Provenance | None = None  # which heart, prompts, models; tokens and cost
     raters: list[RaterQuality] = field(default_factory=list)  # people in the web app, measured
+    rubric_shown: bool = False  # whether the web app showed raters the HEART axes
 
     @property
     def main(self) -> Board | None:
@@ -165,6 +166,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
         raters=review_quality(study.store, study.config.people, act=False),
+        rubric_shown=study.config.people.show_rubric,
         left_out=left_out_judgments(study.store),
         factors=factor_report(study, comparisons),
         adversarial=adversarial_report(study.store, study.config.items.hostility_tolerance),
