@@ -4,10 +4,12 @@ over SQLite and once over PostgreSQL, then the assignment invariants checked in 
 Each person opens an invite link (an httpx client of their own keeps the cookies, like a
 browser), writes replies until none is left for them, then judges pairs until none is left: GET
 the page, read the form's task handle and CSRF token, pause as if reading, POST the answer,
-follow the 303. Attentive people pass the gold and attention checks; a careless few (5%,
---careless) answer at random, fail a check, are excluded and get no more work, and the pairs
-they judged go back to the pool for others. People arrive spread over 10 s and pause 5 s on a
-page on average: many times faster than real people, who take half a minute or more per pair.
+follow the 303; first each one accepts the consent page and answers the practice pair.
+Attentive people pass the gold and attention checks; a careless few (5%, --careless) answer at
+random, and any of them whose answers earn an excluding flag (two failed attention checks, by
+default) is excluded and gets no more work, and the pairs they judged go back to the pool.
+People arrive spread over 10 s and pause 5 s on a page on average: many times faster than
+real people, who take half a minute or more per pair.
 --think 0 --arrive 0 sends each request as soon as the last is answered, which measures
 saturation rather than latency. The study has 40 items with three model replies each (120
 pairs): 120 writing seats (3 per item) and 675 judging seats (5 per pair and per gold or
@@ -93,6 +95,8 @@ idle (uvicorn does after 5 s): the request was never read, and a browser sends i
 TLS = ssl.create_default_context()
 """One TLS context for every client: each would load the CA store (some 40 ms of CPU, stalling
 every other person's requests) for a plain-HTTP server on 127.0.0.1 that never uses it."""
+WORK_ROUTES = ("/write", "/judge")
+"""The routes whose answers are work the store keeps (consent and practice are not)."""
 FIELD = re.compile(r'name="(task|csrf)" value="([^"]*)"')
 
 
@@ -271,13 +275,20 @@ async def act(
                 (time.perf_counter() - start) * 1000
             )
             run.statuses[f"{method} {route} {response.status_code}"] += 1
-            if method == "POST" and response.status_code == 303:
+            if method == "POST" and response.status_code == 303 and route in WORK_ROUTES:
                 person.submitted[route.strip("/")] += 1
             return response.text
 
         await asyncio.sleep(person.arrives)
         await call("GET", f"/invite/{person.token}", "/invite/{token}")
         await call("GET", "/", "/")
+        first_steps = (
+            ("consent", {"agree": "yes"}),
+            ("practice", {"choice": "B+", "rationale": "B listens."}),
+        )
+        for step, answer in first_steps:
+            page = await call("GET", f"/{step}", f"/{step}")
+            await call("POST", f"/{step}", f"/{step}", **dict(FIELD.findall(page)), **answer)
         for kind in ("write", "judge"):
             while True:
                 page = await call("GET", f"/{kind}", f"/{kind}")
