@@ -27,7 +27,16 @@ from heart.web._guide import (
     rubric_axes,
 )
 from heart.web._session import RaterSession
-from heart.web._state import ROLES, current_rater, message, render, see_other, sentence, web
+from heart.web._state import (
+    ROLES,
+    csrf_refused,
+    current_rater,
+    message,
+    render,
+    see_other,
+    sentence,
+    web,
+)
 
 router = APIRouter()
 
@@ -97,14 +106,6 @@ def consent_text(request: Request) -> str:
     return web(request).study.config.people.consent or DEFAULT_CONSENT
 
 
-def _csrf_refused(request: Request) -> Response:
-    return message(
-        request, 403, "This form could not be checked",
-        "It comes from an older session or from another site. Nothing was saved: go back, "
-        "reload the page and send it again.",
-    )  # fmt: skip
-
-
 FormDep = Annotated[Form, Depends(read_form)]
 
 
@@ -137,7 +138,7 @@ def consent_submit(request: Request, form: FormDep) -> Response:
         return see_other("/")
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
-        return _csrf_refused(request)
+        return csrf_refused(request)
     if form.get("agree") != "yes":
         return message(
             request, 400, "Nothing was saved",
@@ -213,7 +214,7 @@ def practice_submit(request: Request, form: FormDep) -> Response:
         return see_other("/")
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
-        return _csrf_refused(request)
+        return csrf_refused(request)
     if not steps_done(request, session.rater)[0]:
         return see_other("/consent?next=/instructions")
     choice = form.get("choice")

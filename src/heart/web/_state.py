@@ -71,5 +71,14 @@ def message(request: Request, status: int, title: str, text: str) -> HTMLRespons
     return render(request, "message.html", status, title=title, text=text)
 
 
+def csrf_refused(request: Request) -> HTMLResponse:
+    """The answer to a form whose CSRF token is not the session's: nothing was saved."""
+    return message(
+        request, 403, "This form could not be checked",
+        "It comes from an older session or from another site. Nothing was saved: go back, "
+        "reload the page and send it again.",
+    )  # fmt: skip
+
+
 def see_other(path: str) -> RedirectResponse:
     return RedirectResponse(path, status_code=303)

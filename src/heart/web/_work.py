@@ -39,8 +39,8 @@ from heart.web._session import RaterSession, same
 from heart.web._state import (
     ROLES,
     WebState,
+    csrf_refused,
     current_rater,
-    message,
     render,
     see_other,
     sentence,
@@ -206,11 +206,7 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
         return elsewhere
     state = web(request)
     if not state.signer.csrf_ok(session, form.get("csrf")):
-        return message(
-            request, 403, "This form could not be checked",
-            "It comes from an older session or from another site. Nothing was saved: go back, "
-            "reload the page and send your answer again.",
-        )  # fmt: skip
+        return csrf_refused(request)
     handle = form.get("task")
     try:
         submit(
