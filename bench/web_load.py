@@ -286,9 +286,9 @@ async def act(
             ("consent", {"agree": "yes"}),
             ("practice", {"choice": "B+", "rationale": "B listens."}),
         )
-        for step, answer in first_steps:
+        for step, said in first_steps:
             page = await call("GET", f"/{step}", f"/{step}")
-            await call("POST", f"/{step}", f"/{step}", **dict(FIELD.findall(page)), **answer)
+            await call("POST", f"/{step}", f"/{step}", **dict(FIELD.findall(page)), **said)
         for kind in ("write", "judge"):
             while True:
                 page = await call("GET", f"/{kind}", f"/{kind}")
