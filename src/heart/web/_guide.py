@@ -37,8 +37,15 @@ If you have a question, ask the study team through the channel where you found t
 
 
 def consent_paragraphs(text: str) -> list[str]:
-    """``text`` as the paragraphs a page shows: split at blank lines, each one line."""
-    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    """``text`` as the paragraphs a page shows: split at blank lines, each one line (line by
+    line, so that a long run of blank lines costs linear time)."""
+    paragraphs: list[list[str]] = [[]]
+    for line in text.split("\n"):
+        if line.strip():
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return [" ".join(" ".join(p).split()) for p in paragraphs if p]
 
 
 def consent_hash(text: str) -> str:
