@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,21 +21,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "esconv"
 POSTGRES_URL = os.environ.get("HEART_TEST_POSTGRES_URL")
 
 
-def _postgres_store() -> Iterator[Store]:
-    """A fresh schema-isolated PostgreSQL database for one test, dropped afterwards."""
+def _postgres_database(admin: Engine, template: str | None = None) -> str:
+    """A new database, empty or a copy of ``template``; its URL."""
     assert POSTGRES_URL
     name = f"heart_t_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    copy = f' TEMPLATE "{template}"' if template else ""
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-    store = open_store(url)
-    try:
-        yield store
-    finally:
-        store.close()
-        _drop(admin, name)
-        admin.dispose()
+        conn.execute(text(f'CREATE DATABASE "{name}"{copy}'))
+    return POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
 
 
 def _drop(admin: Engine, name: str) -> None:
@@ -50,19 +45,66 @@ def _drop(admin: Engine, name: str) -> None:
             time.sleep(0.25)
 
 
+@dataclass(frozen=True)
+class StoreTemplates:
+    """Stores brought to the newest migration once per test process, copied for each test (a
+    copy costs a fraction of running the migrations again): a SQLite file, and a PostgreSQL
+    database used only as a template when a server is configured."""
+
+    sqlite: Path
+    postgres: str | None
+    admin: Engine | None
+
+
+def _new_store(url: str) -> Store:
+    store = open_store(url)
+    store.close()
+    return store
+
+
+@pytest.fixture(scope="session")
+def store_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StoreTemplates]:
+    sqlite = tmp_path_factory.mktemp("template") / "heart.db"
+    _new_store(f"sqlite:///{sqlite}")
+    assert not sqlite.with_name("heart.db-wal").exists()  # closed: the file holds it all
+    if not POSTGRES_URL:
+        yield StoreTemplates(sqlite, None, None)
+        return
+    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    url = _postgres_database(admin)
+    _new_store(url)
+    template = url.rsplit("/", 1)[1]
+    try:
+        yield StoreTemplates(sqlite, template, admin)
+    finally:
+        _drop(admin, template)
+        admin.dispose()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """The same test against SQLite and against a real PostgreSQL server."""
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, store_templates: StoreTemplates
+) -> Iterator[Store]:
+    """The same test against SQLite and against a real PostgreSQL server, each a fresh store
+    at the newest migration."""
     if request.param == "sqlite":
-        s = open_store(f"sqlite:///{tmp_path / 'heart.db'}")
+        path = tmp_path / "heart.db"
+        shutil.copyfile(store_templates.sqlite, path)
+        s = open_store(f"sqlite:///{path}")
         yield s
         s.close()
-    else:
-        if not POSTGRES_URL:
-            if os.environ.get("CI"):
-                pytest.fail("CI must set HEART_TEST_POSTGRES_URL (see .ci/run)")
-            pytest.skip("HEART_TEST_POSTGRES_URL is not set (scripts/postgres-up.sh starts one)")
-        yield from _postgres_store()
+        return
+    if store_templates.admin is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must set HEART_TEST_POSTGRES_URL (see .ci/run)")
+        pytest.skip("HEART_TEST_POSTGRES_URL is not set (scripts/postgres-up.sh starts one)")
+    url = _postgres_database(store_templates.admin, store_templates.postgres)
+    s = open_store(url)
+    try:
+        yield s
+    finally:
+        s.close()
+        _drop(store_templates.admin, url.rsplit("/", 1)[1])
 
 
 @pytest.fixture
@@ -71,3 +113,11 @@ def esconv_splits() -> Path:
     if not path.is_dir():
         pytest.skip("the ESConv corpus is not at ../shared/data/esconv")
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that hold slow tests (the embedded model, the real corpus) go first, the rest
+    keep their order: on two workers that take a file at a time, a long file started last would
+    leave the other worker idle at the end."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
