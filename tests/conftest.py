@@ -113,11 +113,3 @@ def esconv_splits() -> Path:
     if not path.is_dir():
         pytest.skip("the ESConv corpus is not at ../shared/data/esconv")
     return path
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files that hold slow tests (the embedded model, the real corpus) go first, the rest
-    keep their order: on two workers that take a file at a time, a long file started last would
-    leave the other worker idle at the end."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
