@@ -29,8 +29,8 @@ from heart.web._guide import (
 from heart.web._session import RaterSession
 from heart.web._state import (
     ROLES,
-    csrf_refused,
     current_rater,
+    form_sender,
     message,
     render,
     see_other,
@@ -133,12 +133,10 @@ def consent_page(request: Request) -> Response:
 def consent_submit(request: Request, form: FormDep) -> Response:
     """Store the consent and go on: the time of the first agreement to the text shown now (to
     a changed text, the new agreement replaces the old)."""
-    session = current_rater(request)
-    if session is None:
-        return see_other("/")
+    session = form_sender(request, form.get("csrf"))
+    if not isinstance(session, RaterSession):
+        return session
     state = web(request)
-    if not state.signer.csrf_ok(session, form.get("csrf")):
-        return csrf_refused(request)
     if form.get("agree") != "yes":
         return message(
             request, 400, "Nothing was saved",
@@ -209,12 +207,10 @@ def practice_page(request: Request) -> Response:
 @router.post("/practice")
 def practice_submit(request: Request, form: FormDep) -> Response:
     """Keep the practice answer (the first one only) apart from the work, and show feedback."""
-    session = current_rater(request)
-    if session is None:
-        return see_other("/")
+    session = form_sender(request, form.get("csrf"))
+    if not isinstance(session, RaterSession):
+        return session
     state = web(request)
-    if not state.signer.csrf_ok(session, form.get("csrf")):
-        return csrf_refused(request)
     if not steps_done(request, session.rater)[0]:
         return see_other("/consent?next=/instructions")
     choice = form.get("choice")

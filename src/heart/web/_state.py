@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 from fastapi import Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
@@ -78,6 +78,17 @@ def csrf_refused(request: Request) -> HTMLResponse:
         "It comes from an older session or from another site. Nothing was saved: go back, "
         "reload the page and send it again.",
     )  # fmt: skip
+
+
+def form_sender(request: Request, csrf: str) -> RaterSession | Response:
+    """The signed-in rater who sent a form carrying ``csrf``, or the answer to give instead:
+    the start page without a session, a refusal when the token is not the session's."""
+    session = current_rater(request)
+    if session is None:
+        return see_other("/")
+    if not web(request).signer.csrf_ok(session, csrf):
+        return csrf_refused(request)
+    return session
 
 
 def see_other(path: str) -> RedirectResponse:
