@@ -26,6 +26,7 @@ from heart.people import (
     longest_run,
     majority,
     measure_raters,
+    rater_decision,
     reading_floor,
     reading_floors,
     review_quality,
@@ -242,6 +243,12 @@ def test_one_failed_attention_check_does_not_exclude_and_two_do(store: Store) ->
         "failed 2 of 2 attention checks: by Prolific's rules (two failed explicit checks in a "
         "session of 5 minutes or more) they may be asked to return the submission"
     )
+    for q in quality.values():  # one rater read alone is decided as in the review of all
+        assert rater_decision(store, q.rater, PeopleSpec()) == (
+            q.decision,
+            q.decision_reason,
+            q.measures,
+        )
 
 
 def test_failed_gold_pairs_are_not_attention_failures(store: Store) -> None:

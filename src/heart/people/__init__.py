@@ -37,7 +37,13 @@ from heart.people._measures import (
     reading_floor,
     reading_floors,
 )
-from heart.people._quality import RaterQuality, exclude_if_flagged, review_quality, time_outliers
+from heart.people._quality import (
+    RaterQuality,
+    exclude_if_flagged,
+    rater_decision,
+    review_quality,
+    time_outliers,
+)
 from heart.people._raters import invite, prolific_rater, rater_for_token, token_hash
 from heart.people._scale import ATTENTION_REPLY, CHOICES, GOLD_REPLY, attention_instruction
 from heart.people._tasks import (
@@ -99,6 +105,7 @@ __all__ = [
     "plain_text",
     "prolific_rater",
     "quality_cells",
+    "rater_decision",
     "rater_flags",
     "rater_for_token",
     "reading_floor",

@@ -88,6 +88,18 @@ def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | 
     return reason
 
 
+def rater_decision(store: Store, rater: str, spec: PeopleSpec) -> tuple[str, str, RaterMeasures]:
+    """What to do about ``rater`` (approve, return or keep out) and why, with their measures:
+    what `review_quality` decides for them, read for this one rater and storing nothing."""
+    with store.session() as session:
+        person = session.get(RaterRow, rater)
+        stored = person.excluded_reason if person is not None else None
+        measures = measure_raters(session, RATER_LEVEL, [rater])[rater]
+    flags = rater_flags(measures, spec)
+    decision, why = decide(measures, flags, stored or exclusion_reason(flags, spec))
+    return decision, why, measures
+
+
 def exclude(session: Session, rater: str, reason: str) -> None:
     """Exclude ``rater`` with ``reason``: give back the seats they hold unfinished, and reopen
     the pairs they judged (their verdicts stay in the store, left out of the analyses). Their

@@ -26,7 +26,7 @@ from heart.people import (
     TaskRefused,
     claim,
     load_task,
-    review_quality,
+    rater_decision,
     submit_judgment,
     submit_labels,
     submit_write,
@@ -165,11 +165,9 @@ def _nothing_left(
 def _failed_checks(state: WebState, rater: str) -> str | None:
     """What the finish page tells a rater whose attention checks mean they may be asked to
     return the submission (by Prolific's rules), or None for everyone else."""
-    people = state.study.config.people
-    mine = [q for q in review_quality(state.study.store, people, act=False) if q.rater == rater]
-    if not mine or mine[0].decision != RETURN:
+    decision, _, m = rater_decision(state.study.store, rater, state.study.config.people)
+    if decision != RETURN:
         return None
-    m = mine[0].measures
     return (
         f"Your answers missed {m.attention_failed} of the {m.attention} instructions that asked "
         "for a given choice, so the study team may ask you to return this submission."
