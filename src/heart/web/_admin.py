@@ -138,7 +138,7 @@ def admin(request: Request, token: str | None = None) -> Response:
         tables=TABLES,
         formats=FORMATS,
         disagreements=disagreements(state.study.store, taxonomy),
-        live=live_context(state.study, time.time()),
+        live=live_context(state.study, time.time(), quality),
     )
 
 

@@ -125,8 +125,9 @@ def left_out(study: Study) -> list[LeftOut]:
     return [LeftOut(r, str(why), int(reopened.get(r, 0))) for r, why in reasons]
 
 
-def live_view(study: Study, now: float) -> LiveView:
-    """Everything the live part shows, read from the store as it is now (nothing is changed)."""
+def live_view(study: Study, now: float, quality: list[RaterQuality] | None = None) -> LiveView:
+    """Everything the live part shows, read from the store as it is now (nothing is changed);
+    the raters' ``quality`` as the caller reviewed it just now, else reviewed here."""
     ratings = study.config.ratings
     with study.store.session() as s:
         seats = [
@@ -139,7 +140,9 @@ def live_view(study: Study, now: float) -> LiveView:
         load_comparisons(study.store, source="human"),
         rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
     )  # fmt: skip
-    flagged = [q for q in review_quality(study.store, study.config.people, act=False) if q.flags]
+    if quality is None:
+        quality = review_quality(study.store, study.config.people, act=False)
+    flagged = [q for q in quality if q.flags]
     return LiveView(now, paces(seats, now), alpha, ratings.level, left_out(study), flagged)
 
 
@@ -231,9 +234,11 @@ def admin_live(request: Request) -> Response:
     return render(request, "_live.html", live=live_context(state.study, time.time()))
 
 
-def live_context(study: Study, now: float) -> dict[str, object]:
+def live_context(
+    study: Study, now: float, quality: list[RaterQuality] | None = None
+) -> dict[str, object]:
     """What _live.html shows: the view and its sentences."""
-    view = live_view(study, now)
+    view = live_view(study, now, quality)
     return {
         "view": view,
         "as_of": clock(now),
