@@ -43,7 +43,11 @@ class FieldProblem(ValueError):
 
 
 class Price(Strict):
-    """US dollars per million tokens."""
+    """US dollars per million tokens, at list price; a batch call is billed ``batch_share`` of it.
+
+    Unset cache prices bill cached tokens like any other prompt token, so a study that names
+    none never counts a saving it cannot show.
+    """
 
     input_per_mtok: float = Field(
         0.0, ge=0, description="US dollars per million prompt tokens sent to the model"
@@ -51,12 +55,60 @@ class Price(Strict):
     output_per_mtok: float = Field(
         0.0, ge=0, description="US dollars per million tokens the model writes"
     )
+    cached_input_per_mtok: float | None = Field(
+        None,
+        ge=0,
+        description="US dollars per million prompt tokens read from the provider's prompt "
+        "cache (unset: the input price)",
+    )
+    cache_write_per_mtok: float | None = Field(
+        None,
+        ge=0,
+        description="US dollars per million prompt tokens written to the provider's cache "
+        "for its short (5-minute) lifetime (unset: the input price)",
+    )
+    cache_write_1h_per_mtok: float | None = Field(
+        None,
+        ge=0,
+        description="US dollars per million prompt tokens written to the cache for an hour, "
+        "where the provider prices that apart (unset: cache_write_per_mtok)",
+    )
+    batch_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="the share of these prices a call answered through a batch API is "
+        "billed (OpenAI and Anthropic: 0.5)",
+    )
 
-    def cost(self, tokens_in: int | None, tokens_out: int | None) -> float:
-        """The price of one call in US dollars (unknown token counts count as zero)."""
-        return (
-            (tokens_in or 0) * self.input_per_mtok + (tokens_out or 0) * self.output_per_mtok
+    def cost(
+        self,
+        tokens_in: int | None,
+        tokens_out: int | None,
+        *,
+        cache_read: int = 0,
+        cache_write: int = 0,
+        cache_write_1h: int = 0,
+        batch: bool = False,
+    ) -> float:
+        """The price of one call in US dollars (unknown token counts count as zero).
+        ``tokens_in`` counts every prompt token, the cache's reads and writes among them."""
+        plain = max((tokens_in or 0) - cache_read - cache_write - cache_write_1h, 0)
+        write = (
+            self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
+        )
+        dollars = (
+            plain * self.input_per_mtok
+            + cache_read * _or(self.cached_input_per_mtok, self.input_per_mtok)
+            + cache_write * write
+            + cache_write_1h * _or(self.cache_write_1h_per_mtok, write)
+            + (tokens_out or 0) * self.output_per_mtok
         ) / 1e6
+        return dollars * (self.batch_share if batch else 1.0)
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 class ModelSpec(Strict):
@@ -92,6 +144,12 @@ class ModelSpec(Strict):
         "(OpenAI, vLLM), 'json_object_schema' (llama.cpp server), 'json_object', or 'off'",
     )
     price: Price = Field(Price(), description="what calls cost, for budgets and dry runs")
+    prompt_cache: Literal["5m", "1h", "off"] = Field(
+        "5m",
+        description="how long a provider keeps a shared prompt prefix: '5m' or '1h' (Anthropic "
+        "marks the prefix with cache_control for that long; OpenAI requests carry a "
+        "prompt_cache_key per item), or 'off' to send neither",
+    )
 
     @field_validator("base_url")
     @classmethod

@@ -68,10 +68,19 @@ def test_the_key_is_the_hash_of_a_versioned_identity() -> None:
         "model": "local",
         "output": None,
         "context": None,
-        "request": REQUEST.model_dump(mode="json", exclude={"stream"}),
+        "request": REQUEST.model_dump(
+            mode="json", exclude={"stream", "cache_key", "shared_chars"}
+        ),
     }
     assert CALL_KEY_VERSION == 2
     assert call_key(model, REQUEST) == sha256_hex(canonical_json(identity))
+
+
+def test_prompt_cache_hints_leave_the_key_as_it_was() -> None:
+    """Answers cached before requests carried cache hints are still served for them."""
+    model = _openai()
+    hinted = REQUEST.model_copy(update={"cache_key": "item-7", "shared_chars": 120})
+    assert call_key(model, hinted) == call_key(model, REQUEST)
 
 
 def test_endpoint_and_output_mode_change_the_key_streaming_does_not() -> None:

@@ -19,7 +19,7 @@ from heart.ids import Presentation, judgment_id
 from heart.items import item_from_row
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
-from heart.models import ChatModel, ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.models import ChatModel, ChatRequest, ChatResponse, billed, call_key, make_chat_model
 from heart.prompts import Prompt, load_prompt
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, Store, SystemRow, now_iso
 from heart.study import Study
@@ -70,7 +70,7 @@ def _recorder(
         if response is not None:
             row.latency_ms = response.latency_ms
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = judge.model.price.cost(response.tokens_in, response.tokens_out)
+            row.cost_usd = billed(judge.model.price, response)
             try:
                 verdict = parse_verdict(response.text)
             except InvalidVerdict as exc:

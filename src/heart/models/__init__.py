@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from heart.config import ModelSpec
+from heart.models._batch import BatchAPI, BatchResult, BatchState, BatchStatus
 from heart.models._protocol import (
     CALL_KEY_VERSION,
     ChatModel,
     ChatRequest,
     ChatResponse,
     Message,
+    billed,
     call_key,
 )
 
@@ -30,10 +32,15 @@ def make_chat_model(spec: ModelSpec) -> ChatModel:
 
 __all__ = [
     "CALL_KEY_VERSION",
+    "BatchAPI",
+    "BatchResult",
+    "BatchState",
+    "BatchStatus",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
     "Message",
+    "billed",
     "call_key",
     "make_chat_model",
 ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from heart.config import ModelSpec, ProviderName
+from heart.config import ModelSpec, Price, ProviderName
 from heart.types import canonical_json, sha256_hex
+
+if TYPE_CHECKING:
+    from heart.models._batch import BatchAPI
 
 
 class Message(BaseModel):
@@ -27,6 +30,18 @@ class ChatRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     stream: bool = Field(
         False, description="stream the answer to time its first token (does not change it)"
+    )
+    cache_key: str | None = Field(
+        None,
+        description="the same for requests that share a prompt prefix (an item's), so a "
+        "provider routes them to one prefix cache (does not change the answer)",
+    )
+    shared_chars: int = Field(
+        0,
+        ge=0,
+        description="how many leading characters of the first user message other requests "
+        "share: with the system prompt, the prefix a provider cache may hold (does not change "
+        "the answer)",
     )
 
     @classmethod
@@ -63,9 +78,34 @@ class ChatResponse(BaseModel):
     ttft_ms: float | None = None
     latency_ms: float = 0.0
     finish_reason: str | None = None
+    cached_tokens_in: int = Field(
+        0, description="prompt tokens read from the provider's prompt cache (in tokens_in)"
+    )
+    cache_write_tokens: int = Field(
+        0, description="prompt tokens written to the provider's cache for 5 minutes (in tokens_in)"
+    )
+    cache_write_1h_tokens: int = Field(
+        0, description="prompt tokens written to the provider's cache for an hour (in tokens_in)"
+    )
+    batch_id: str | None = Field(
+        None, description="the provider batch that answered, billed at its batch price"
+    )
     cached: bool = Field(False, description="served from the store's call cache")
     earlier: tuple[tuple[str, str], ...] = Field(
         (), description="(answer, problem) of each earlier answer the stage's check refused"
+    )
+
+
+def billed(price: Price, response: ChatResponse) -> float:
+    """What ``response`` cost at ``price``: its cache reads and writes at their own prices, and
+    the batch price when a batch answered it."""
+    return price.cost(
+        response.tokens_in,
+        response.tokens_out,
+        cache_read=response.cached_tokens_in,
+        cache_write=response.cache_write_tokens,
+        cache_write_1h=response.cache_write_1h_tokens,
+        batch=response.batch_id is not None,
     )
 
 
@@ -76,7 +116,8 @@ class ChatModel(Protocol):
     ``output_mode`` how it is held to a JSON schema (an OpenAI-compatible server's
     ``structured_output``, Anthropic's forced ``tool``, the embedded model's ``grammar``);
     ``context_window`` the tokens heart opens the model with, where heart chooses it (the
-    embedded model: a reply stops at the window's end), else None.
+    embedded model: a reply stops at the window's end), else None; ``batches`` the provider's
+    batch API for this model, or None where it has none.
     """
 
     provider: ProviderName
@@ -84,11 +125,15 @@ class ChatModel(Protocol):
     endpoint: str
     output_mode: str
     context_window: int | None
+    batches: BatchAPI | None
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
     async def aclose(self) -> None: ...
 
+
+ANSWER_NEUTRAL = frozenset({"stream", "cache_key", "shared_chars"})
+"""Request fields that change how a request travels, never its answer: left out of call keys."""
 
 CALL_KEY_VERSION = 2
 """Raised whenever what goes into a call key changes, so no answer cached under an older key is
@@ -107,6 +152,6 @@ def call_key(model: ChatModel, request: ChatRequest) -> str:
         "model": model.model,
         "output": model.output_mode if request.json_schema is not None else None,
         "context": model.context_window,
-        "request": request.model_dump(mode="json", exclude={"stream"}),
+        "request": request.model_dump(mode="json", exclude=set(ANSWER_NEUTRAL)),
     }
     return sha256_hex(canonical_json(identity))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from heart.config import ModelSpec
+from heart.models._batch import BatchAPI
 from heart.models._errors import ModelCallError
 from heart.models._keys import api_key
 
@@ -19,6 +20,7 @@ class RemoteModel:
         self.model = spec.model
         self.endpoint = spec.endpoint
         self.context_window: int | None = None  # the server's own
+        self.batches: BatchAPI | None = None  # set by subclasses whose provider has one
         self._spec = spec
         self._client: Any = None
         self._secret = ""

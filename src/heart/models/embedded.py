@@ -17,6 +17,7 @@ from typing import Any
 from heart.config import ProviderName
 from heart.endpoints import IN_PROCESS
 from heart.errors import HeartError
+from heart.models._batch import BatchAPI
 from heart.models._cores import FreeCores, usable_cores
 from heart.models._errors import ModelCallError
 from heart.models._protocol import ChatRequest, ChatResponse
@@ -138,6 +139,7 @@ class EmbeddedModel:
     provider: ProviderName = "embedded"
     endpoint = IN_PROCESS
     output_mode = "grammar"
+    batches: BatchAPI | None = None  # answers come one at a time, in this process
 
     def __init__(self, model: str, n_ctx: int = 4096) -> None:
         self.model = model

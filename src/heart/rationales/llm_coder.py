@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
-from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.models import ChatRequest, ChatResponse, billed, call_key, make_chat_model
 from heart.plain import PlainText
 from heart.prompts import Prompt
 from heart.rationales._codebook import Codebook, load_codebook
@@ -151,7 +151,7 @@ def _recorder(
         if response is not None:
             row.latency_ms = response.latency_ms
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = spec.price.cost(response.tokens_in, response.tokens_out)
+            row.cost_usd = billed(spec.price, response)
             try:
                 codes = parse_coding(response.text, rationale.text, codebook)
             except InvalidCoding as exc:

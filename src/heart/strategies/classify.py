@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.items import item_from_row
-from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model
+from heart.models import ChatRequest, ChatResponse, billed, call_key, make_chat_model
 from heart.plain import quotes
 from heart.prompts import Prompt
 from heart.sample import spread_sample
@@ -168,7 +168,7 @@ def _recorder(
         if response is not None:
             row.latency_ms = response.latency_ms
             row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = spec.price.cost(response.tokens_in, response.tokens_out)
+            row.cost_usd = billed(spec.price, response)
             try:
                 row.labels = parse_classification(response.text, completion.text, taxonomy)
             except InvalidClassification as exc:
