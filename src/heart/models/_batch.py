@@ -67,8 +67,10 @@ class BatchAPI(Protocol):
     async def status(self, remote_id: str) -> BatchStatus: ...
 
     async def results(self, remote_id: str) -> list[BatchResult]:
-        """The results of a finished batch. A line that cannot be read is a non-retryable
-        error for its request when its custom_id can be read, and left out when not."""
+        """The results of a finished batch, each answer carrying ``batch_id`` = ``remote_id``.
+        A line that cannot be read is a retryable server error for its request when its
+        custom_id can be read, and left out when not; requests the batch did not answer
+        (expired, cancelled) are left out too, so the engine asks for them again."""
         ...
 
     async def cancel(self, remote_id: str) -> BatchStatus: ...
