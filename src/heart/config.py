@@ -175,6 +175,8 @@ LIMITS = {
     "max_retries": "tries after the first for a call that failed in a way worth retrying",
     "backoff_base_s": "the first wait before a retry, in seconds; it doubles on each retry",
     "backoff_cap_s": "the longest wait before a retry, in seconds",
+    "batch": "send this provider's (or endpoint's) calls through its batch API, at the batch "
+    "price, instead of live (OpenAI and Anthropic; unset: engine.batch.enabled)",
 }
 """What each engine limit means, for providers and endpoints alike."""
 
@@ -189,6 +191,7 @@ class ProviderSettings(Strict):
     max_retries: int = Field(5, ge=0, le=50, description=LIMITS["max_retries"])
     backoff_base_s: float = Field(0.5, ge=0, description=LIMITS["backoff_base_s"])
     backoff_cap_s: float = Field(60.0, gt=0, description=LIMITS["backoff_cap_s"])
+    batch: bool | None = Field(None, description=LIMITS["batch"])
 
 
 class EndpointSettings(Strict):
@@ -201,6 +204,28 @@ class EndpointSettings(Strict):
     max_retries: int | None = Field(None, ge=0, le=50, description=LIMITS["max_retries"])
     backoff_base_s: float | None = Field(None, ge=0, description=LIMITS["backoff_base_s"])
     backoff_cap_s: float | None = Field(None, gt=0, description=LIMITS["backoff_cap_s"])
+    batch: bool | None = Field(None, description=LIMITS["batch"])
+
+
+class BatchSettings(Strict):
+    """Provider batch APIs: half the price, answers within a day, and a run that resumes by
+    polling the batches it already submitted."""
+
+    enabled: bool = Field(
+        False,
+        description="send the calls of every OpenAI and Anthropic endpoint through its batch "
+        "API unless its own 'batch' setting says otherwise (heart run --batch turns this on "
+        "for one run)",
+    )
+    size: int = Field(1000, gt=0, le=50000, description="the most requests one batch holds")
+    poll_s: float = Field(
+        60.0, gt=0, description="seconds between two checks on the batches still open"
+    )
+    failed_calls: Literal["batch", "live"] = Field(
+        "batch",
+        description="where a request a batch failed (in a way worth retrying) or left "
+        "unanswered goes: 'batch' (the next batch) or 'live' (a live call at list price)",
+    )
 
 
 def default_providers() -> dict[ProviderName, ProviderSettings]:
@@ -225,6 +250,9 @@ class EngineSpec(Strict):
     endpoints: dict[str, EndpointSettings] = Field(
         default_factory=dict,
         description="limits per endpoint, keyed by base URL; unset fields come from providers",
+    )
+    batch: BatchSettings = Field(
+        default_factory=BatchSettings, description="provider batch APIs (off by default)"
     )
 
     @field_validator("endpoints")
@@ -251,6 +279,13 @@ class EngineSpec(Strict):
         if own is None:
             return base
         return base.model_copy(update=own.model_dump(exclude_none=True))
+
+    def batches(self, provider: ProviderName, endpoint: str | None = None) -> bool:
+        """Whether calls to ``endpoint`` go through its provider's batch API."""
+        if provider == "embedded":
+            return False
+        own = self.settings(provider, endpoint).batch
+        return self.batch.enabled if own is None else own
 
 
 class SystemSpec(Strict):

@@ -7,6 +7,8 @@ from heart.store._origin import imported_judgment
 from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
+    BatchCallRow,
+    BatchRow,
     BundleProvenanceRow,
     CallRow,
     ClassificationRow,
@@ -31,6 +33,8 @@ from heart.store._tables import (
 
 __all__ = [
     "Base",
+    "BatchCallRow",
+    "BatchRow",
     "BundleProvenanceRow",
     "CallRow",
     "ClassificationRow",

@@ -173,6 +173,46 @@ class CallRow(Base):
     created_at: Mapped[str] = mapped_column(String(32))
 
 
+class BatchRow(Base):
+    """A batch of model calls sent to a provider's batch API, recorded before it is submitted:
+    ``id`` is heart's own (sent as the batch's metadata where the provider keeps some),
+    ``remote_id`` the provider's once it answered. ``state`` is ``submitting`` until then,
+    ``open`` while the provider works, and how it finished after (ended, expired, cancelled,
+    failed); the counts are as the provider last reported them."""
+
+    __tablename__ = "batches"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(40))
+    endpoint: Mapped[str] = mapped_column(String(300))
+    model: Mapped[str] = mapped_column(String(200))
+    stage: Mapped[str] = mapped_column(String(40))
+    remote_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    state: Mapped[str] = mapped_column(String(16))
+    total: Mapped[int] = mapped_column(Integer)
+    succeeded: Mapped[int] = mapped_column(Integer, default=0)
+    errored: Mapped[int] = mapped_column(Integer, default=0)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    submitted_at: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[str] = mapped_column(String(32))
+
+
+class BatchCallRow(Base):
+    """One call in a batch, by its call key: ``open`` until the batch finishes, then
+    ``answered`` (the answer kept in ``response``), ``failed`` (``error``, its ``cause``, and
+    whether asking again can help) or ``missing`` (the batch did not answer it); ``used`` once
+    a stage has taken the outcome. A key is never submitted while a batch holds it open or
+    answered."""
+
+    __tablename__ = "batch_calls"
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.id"), primary_key=True)
+    call_key: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    response: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cause: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    retryable: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
 class TaskRow(Base):
     """One seat of human work: a writer for an item, a rater for a pair, or a labeller for a
     completion. Unique seats make over-filling impossible; a rater holds at most one seat per
