@@ -531,16 +531,17 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
             extra = ""
         table = Table(title=f"{stage.stage}: what a run would call{extra}")
         for col in ("provider", "endpoint", "model", "calls", "cached", "new", "estimated",
-                    "≈ tokens in", "≤ tokens out", "≤ cost (USD)"):  # fmt: skip
+                    "≈ tokens in", "≤ tokens out", "≤ cost (USD)", "price"):  # fmt: skip
             table.add_column(
                 col, justify="left" if col in ("provider", "endpoint", "model") else "right"
             )
         for p in stage.models:
             counts = (p.calls, p.cached, p.calls - p.cached, p.estimated)
             table.add_row(p.provider, p.endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
-                          f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}")  # fmt: skip
+                          f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}",
+                          "batch" if p.batch else "list")  # fmt: skip
         if not stage.models:
-            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0", "0")
+            table.add_row("–", "–", "nothing to do", "0", "0", "0", "0", "0", "0", "0", "–")
         show(table)
         if stage.judging is not None:
             _print_schedule(stage.judging, 0)

@@ -486,11 +486,13 @@ def dry_run(
 
     def priced(calls: list[Call], estimates: list[bool]) -> list[PlannedModel]:
         guessed = {id(call) for call, guess in zip(calls, estimates, strict=True) if guess}
-        return plan_calls(calls, study.store, lambda call: id(call) in guessed)
+        return plan_calls(calls, study.store, lambda call: id(call) in guessed, study.config.engine)
 
     if "adversarial" in stages:
         calls = plan_adversarial(study)
-        plan.stages.append(StagePlan("adversarial", plan_calls(calls, study.store)))
+        plan.stages.append(
+            StagePlan("adversarial", plan_calls(calls, study.store, spec=study.config.engine))
+        )
     if stages == ("adversarial",):
         return plan
     projection = project(study, reply_tokens)

@@ -1,23 +1,24 @@
 """The engine: every model call of every stage runs through here."""
 
+from heart.engine._batch_store import BatchView, stored_batches
 from heart.engine._calls import (
     Call,
     CallFailure,
     CallsFailed,
     Check,
-    Engine,
     PlannedModel,
     Progress,
     ProgressFn,
     Recorder,
     RunSummary,
-    plan_calls,
-    run_calls,
 )
 from heart.engine._limits import EndpointLimits, TokenBucket
+from heart.engine._plan import plan_calls
 from heart.engine._retry import RetryPolicy, call_with_retries
+from heart.engine._run import Engine, run_calls
 
 __all__ = [
+    "BatchView",
     "Call",
     "CallFailure",
     "CallsFailed",
@@ -34,4 +35,5 @@ __all__ = [
     "call_with_retries",
     "plan_calls",
     "run_calls",
+    "stored_batches",
 ]
