@@ -25,6 +25,7 @@ from heart.console import console, say, show
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
+    from heart.batches import BatchLine
     from heart.check import CheckReport
     from heart.engine import Progress, RunSummary
     from heart.generate import GenerationSummary
@@ -57,9 +58,26 @@ raters_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(raters_app, name="raters")
+batches_app = typer.Typer(
+    help="The batches runs have sent to provider batch APIs: list the open ones with their "
+    "progress, or cancel them.",
+)
+app.add_typer(batches_app, name="batches")
 
 StudyOption = Annotated[
     Path, typer.Option("--study", "-s", help="The study folder (holds study.yaml).")
+]
+
+
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send this command's OpenAI and Anthropic calls through the providers' batch APIs "
+        "at half price, as engine.batch.enabled does (an endpoint set to batch: false stays "
+        "live). Answers come within a day; stopping and rerunning picks up the batches "
+        "already submitted, and `heart batches` lists them.",
+    ),
 ]
 
 
@@ -88,10 +106,18 @@ def _options(
 
 
 @contextmanager
-def _study(root: Path, *, read_only: bool = False) -> Iterator[Study]:
+def _study(root: Path, *, read_only: bool = False, batch: bool = False) -> Iterator[Study]:
+    """The study at ``root``; with ``batch``, its OpenAI and Anthropic calls go through their
+    providers' batch APIs for this command (unless an endpoint's own setting says no)."""
     from heart.study import open_study
 
     with open_study(root, read_only=read_only) as study:
+        if batch:
+            engine = study.config.engine
+            batches = engine.batch.model_copy(update={"enabled": True})
+            study.config = study.config.model_copy(
+                update={"engine": engine.model_copy(update={"batch": batches})}
+            )
         yield study
 
 
@@ -116,8 +142,10 @@ class ProgressBar:
             self.bar.start()
         elapsed = self.bar.tasks[self.task].elapsed or 0.0
         rate = f"{report.fresh / elapsed * 60:.0f}/min" if elapsed > 0 and report.fresh else ""
+        waiting = f" ({report.batches_open} batches open)" if report.batches_open else ""
         self.bar.update(self.task, completed=report.done, total=report.total, rate=rate,
-                        tokens=report.tokens, cost=report.cost_usd)  # fmt: skip
+                        tokens=report.tokens, cost=report.cost_usd,
+                        description=report.stage + waiting)  # fmt: skip
         if report.finished:
             self.bar.stop()
             self.bar = None
@@ -271,7 +299,9 @@ def _print_adversarial(summary: AdversarialSummary, command: str) -> bool:
 
 
 @items_app.command("adversarial")
-def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def items_adversarial(
+    study: StudyOption = Path("."), dry_run: DryRunOption = False, batch: BatchOption = False
+) -> None:
     """Rewrite the seeker turns of items.adversarial conversations to escalation profiles, rate
     and check every rewrite, and store the kept ones as adversarial items.
 
@@ -280,7 +310,7 @@ def items_adversarial(study: StudyOption = Path("."), dry_run: DryRunOption = Fa
     stored."""
     from heart import pipeline
 
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("adversarial",)), s.config.engine.budget_usd)
             return
@@ -624,14 +654,16 @@ def _print_report(summary: ReportSummary) -> None:
 
 
 @app.command()
-def generate(study: StudyOption = Path("."), dry_run: DryRunOption = False) -> None:
+def generate(
+    study: StudyOption = Path("."), dry_run: DryRunOption = False, batch: BatchOption = False
+) -> None:
     """Generate every missing completion (models, the ESConv original, controls).
 
     Exits 1 when some calls failed for good (or the budget stopped them), printing them by
     cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(pipeline.dry_run(s, ("generate",)), s.config.engine.budget_usd)
             return
@@ -645,6 +677,7 @@ def judge(
     study: StudyOption = Path("."),
     dry_run: DryRunOption = False,
     reply_tokens: ReplyTokensOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """Build the pairs and ask every LLM judge for the verdicts it has not given yet.
 
@@ -652,7 +685,7 @@ def judge(
     cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(
                 pipeline.dry_run(s, ("judge",), reply_tokens), s.config.engine.budget_usd
@@ -680,6 +713,7 @@ def strategies(
     study: StudyOption = Path("."),
     dry_run: DryRunOption = False,
     reply_tokens: ReplyTokensOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """Label completions with the 15 support strategies (strategies.classifier, else the
     embedded model): strategies.completions of them spread over systems, or all.
@@ -688,7 +722,7 @@ def strategies(
     cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(
                 pipeline.dry_run(s, ("strategies",), reply_tokens), s.config.engine.budget_usd
@@ -722,6 +756,7 @@ def rationales(
     study: StudyOption = Path("."),
     dry_run: DryRunOption = False,
     reply_tokens: ReplyTokensOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """Code judges' and raters' rationales with the codebook's themes: the rule-based coder, then
     the LLM coder when rationales.coder is set. Only rationales not coded yet are read.
@@ -730,7 +765,7 @@ def rationales(
     cause with their fix and the command that asks again for just those."""
     from heart import pipeline
 
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(
                 pipeline.dry_run(s, ("rationales",), reply_tokens), s.config.engine.budget_usd
@@ -882,6 +917,7 @@ def run(
     study: StudyOption = Path("."),
     dry_run: DryRunOption = False,
     reply_tokens: ReplyTokensOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """Every stage in order (items, adversarial items, generate, judge, strategies when a
     classifier is set, rationale coding, report), skipping finished work.
@@ -896,7 +932,7 @@ def run(
     if not found.ok and not (dry_run and found.valid):
         _print_check(found)
         raise typer.Exit(1)
-    with _study(study) as s:
+    with _study(study, batch=batch) as s:
         if dry_run:
             _print_dry_run(
                 pipeline.dry_run(s, reply_tokens=reply_tokens), s.config.engine.budget_usd
@@ -1130,6 +1166,67 @@ def raters_list(study: StudyOption = Path(".")) -> None:
         for flag in q.flags:
             effect = "excludes" if flag.excludes else "shown only"
             say(f"  {flag.name} ({effect}): {flag.reason}")
+
+
+def _print_batches(lines: list[BatchLine], *, asked: bool) -> None:
+    if not lines:
+        say("No batch is open.")
+        return
+    table = Table()
+    for col in ("batch", "stage", "provider", "model", "state", "answered", "failed",
+                "submitted", "last seen"):  # fmt: skip
+        table.add_column(col)
+    for line in lines:
+        b, now = line.batch, line.now
+        state = b.state if now is None else f"{b.state} (provider: {now.state})"
+        answered, failed = (b.succeeded, b.errored) if now is None else (now.succeeded,
+                                                                         now.errored)  # fmt: skip
+        table.add_row(b.id, b.stage, b.provider, b.model, state, f"{answered} of {b.total}",
+                      str(failed), b.submitted_at[:19], b.updated_at[:19])  # fmt: skip
+    show(table)
+    for line in lines:
+        if line.problem:
+            say(f"{line.batch.id}: {line.problem}", soft_wrap=True)
+    if not asked:
+        say("Counts are as the last run saw them; --check asks the providers now.")
+
+
+@batches_app.callback(invoke_without_command=True)
+def batches(
+    context: typer.Context,
+    study: StudyOption = Path("."),
+    check: Annotated[
+        bool, typer.Option("--check", help="Ask each batch's provider for its counts now.")
+    ] = False,
+    everything: Annotated[bool, typer.Option("--all", help="List finished batches too.")] = False,
+) -> None:
+    """List the open provider batches: stage, model, state, requests answered and failed.
+
+    A run waits on its batches and takes their results when they finish; a run stopped
+    meanwhile picks them up when run again, never sending their calls twice."""
+    if context.invoked_subcommand is not None:
+        return
+    from heart.batches import list_batches
+
+    with _study(study) as s:
+        lines = list_batches(s, check=check, everything=everything)
+    _print_batches(lines, asked=check)
+
+
+@batches_app.command("cancel")
+def batches_cancel(
+    ids: Annotated[
+        list[str] | None, typer.Argument(help="The batches to cancel (default: every open one).")
+    ] = None,
+    study: StudyOption = Path("."),
+) -> None:
+    """Ask the providers to cancel open batches. The next run keeps what they answered
+    before stopping and sends the rest again."""
+    from heart.batches import cancel_batches
+
+    with _study(study) as s:
+        lines = cancel_batches(s, ids or [])
+    _print_batches(lines, asked=True)
 
 
 def main() -> None:
