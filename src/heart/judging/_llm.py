@@ -19,7 +19,15 @@ from heart.ids import Presentation, judgment_id
 from heart.items import item_from_row
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._schema import VERDICT_SCHEMA, InvalidVerdict, parse_verdict
-from heart.models import ChatModel, ChatRequest, ChatResponse, billed, call_key, make_chat_model
+from heart.models import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    billed,
+    call_key,
+    make_chat_model,
+    prefix_cache_key,
+)
 from heart.prompts import Prompt, load_prompt
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, Store, SystemRow, now_iso
 from heart.study import Study
@@ -35,14 +43,16 @@ def judge_request(
 ) -> ChatRequest:
     """The judge's request: the rubric, then the transcript (shared by all pairs of the item),
     then the two replies in the order shown."""
+    shared = f"Conversation so far:\n\n{render_transcript(item.context)}\n\n"
     user = (
-        "Conversation so far:\n\n"
-        f"{render_transcript(item.context)}\n\n"
-        f"Reply A: {first}\n\n"
+        f"{shared}Reply A: {first}\n\n"
         f"Reply B: {second}\n\n"
         "Which reply is the better next supporter message? Answer with the JSON object only."
     )
-    return ChatRequest.prompted(prompt.text, user, spec.model, json_schema=VERDICT_SCHEMA)
+    return ChatRequest.prompted(
+        prompt.text, user, spec.model, json_schema=VERDICT_SCHEMA,
+        shared_chars=len(shared), cache_key=prefix_cache_key(prompt.hash, item.id),
+    )  # fmt: skip
 
 
 def verdict_problem(text: str) -> str | None:

@@ -12,6 +12,7 @@ from heart.models._protocol import (
     Message,
     billed,
     call_key,
+    prefix_cache_key,
 )
 
 
@@ -43,4 +44,5 @@ __all__ = [
     "billed",
     "call_key",
     "make_chat_model",
+    "prefix_cache_key",
 ]

@@ -96,6 +96,12 @@ class ChatResponse(BaseModel):
     )
 
 
+def prefix_cache_key(*parts: str) -> str:
+    """A short, stable ``cache_key`` for the requests that share a prefix made of ``parts``
+    (a prompt and an item, say); it reveals nothing of them."""
+    return "heart-" + sha256_hex(canonical_json(list(parts)))[:24]
+
+
 def billed(price: Price, response: ChatResponse) -> float:
     """What ``response`` cost at ``price``: its cache reads and writes at their own prices, and
     the batch price when a batch answered it."""

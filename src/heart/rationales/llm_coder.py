@@ -16,7 +16,14 @@ from sqlalchemy.orm import Session
 
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
-from heart.models import ChatRequest, ChatResponse, billed, call_key, make_chat_model
+from heart.models import (
+    ChatRequest,
+    ChatResponse,
+    billed,
+    call_key,
+    make_chat_model,
+    prefix_cache_key,
+)
 from heart.plain import PlainText
 from heart.prompts import Prompt
 from heart.rationales._codebook import Codebook, load_codebook
@@ -80,7 +87,10 @@ def coding_request(
         f"Reply A (shown first):\n{rationale.first}\n\nReply B (shown second):\n{rationale.second}"
         f"\n\nThe judge's reason:\n{rationale.text}\n\nCode the reason."
     )
-    return ChatRequest.prompted(system, user, spec, json_schema=coding_schema(codebook))
+    return ChatRequest.prompted(
+        system, user, spec, json_schema=coding_schema(codebook),
+        cache_key=prefix_cache_key(prompt.hash),
+    )  # fmt: skip
 
 
 def parse_coding(text: str, rationale: str, codebook: Codebook) -> list[Code]:

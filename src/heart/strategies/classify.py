@@ -17,7 +17,14 @@ from sqlalchemy.orm import Session
 from heart.config import ModelSpec
 from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_calls
 from heart.items import item_from_row
-from heart.models import ChatRequest, ChatResponse, billed, call_key, make_chat_model
+from heart.models import (
+    ChatRequest,
+    ChatResponse,
+    billed,
+    call_key,
+    make_chat_model,
+    prefix_cache_key,
+)
 from heart.plain import quotes
 from heart.prompts import Prompt
 from heart.sample import spread_sample
@@ -84,11 +91,12 @@ def classification_request(
 ) -> ChatRequest:
     """The taxonomy in the system prompt; the chat so far and the reply to label."""
     system = prompt.text.replace("{strategies}", render_taxonomy(taxonomy))
-    user = (
-        f"The chat so far:\n\n{render_transcript(item.context)}\n\n"
-        f"The reply to label:\n{reply}\n\nLabel the reply with every strategy."
-    )
-    return ChatRequest.prompted(system, user, spec, json_schema=classification_schema(taxonomy))
+    shared = f"The chat so far:\n\n{render_transcript(item.context)}\n\n"
+    user = f"{shared}The reply to label:\n{reply}\n\nLabel the reply with every strategy."
+    return ChatRequest.prompted(
+        system, user, spec, json_schema=classification_schema(taxonomy),
+        shared_chars=len(shared), cache_key=prefix_cache_key(prompt.hash, item.id),
+    )  # fmt: skip
 
 
 def parse_classification(text: str, reply: str, taxonomy: Taxonomy) -> dict[str, dict[str, Any]]:
