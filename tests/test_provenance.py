@@ -235,9 +235,13 @@ def test_the_report_records_heart_the_study_file_prompts_models_and_costs(
     assert (judge["calls"], judge["tokens_in"], judge["tokens_out"]) == (calls, tokens_in,
                                                                         tokens_out)  # fmt: skip
     assert judge["cost_usd"] == pytest.approx((tokens_in + 4 * tokens_out) / 1e6)
+    # live calls, no prompt cache: billed at list price, nothing saved
+    for use in (generate, judge):
+        assert (use["cached_tokens_in"], use["list_cost_usd"]) == (0, use["cost_usd"])
     for stage in ("adversarial", "strategies", "rationales"):
         assert stages[stage] == {"stage": stage, "answers": 0, "failed": 0, "calls": 0,
-                                 "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}  # fmt: skip
+                                 "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0,
+                                 "cached_tokens_in": 0, "list_cost_usd": 0.0}  # fmt: skip
 
     markdown = (report / "report.md").read_text(encoding="utf-8")
     part = markdown.split("### Provenance", 1)[1].split("### Prompts", 1)[0]
@@ -269,7 +273,7 @@ def test_the_bundle_carries_the_provenance_and_its_manifest_checks_it(
     out = run_heart("export", bundle, "--study", judged).stdout
     assert "provenance.json" not in out  # rows are counted per table; the file has none
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["version"] == 3
+    assert manifest["version"] == 4
     text = (bundle / "provenance.json").read_text(encoding="utf-8")
     assert manifest["files"]["provenance.json"] == {"sha256": sha256_hex(text), "rows": None}
     exported = _provenance(bundle / "provenance.json")

@@ -198,7 +198,7 @@ def test_a_file_left_out_of_the_manifest_is_refused(
     if not keep_file:
         (bundle / name).unlink()
     assert _refused_into_new_folder(bundle, tmp_path / "fresh") == (
-        f"manifest.json: 'files' does not list {name}, which every bundle of version 3 has; "
+        f"manifest.json: 'files' does not list {name}, which every bundle of version 4 has; "
         "export the bundle again"
     )
 
@@ -363,7 +363,7 @@ def test_a_bundle_exported_again_from_its_copy_is_the_same(bundle: Path, tmp_pat
         if name not in ("manifest.json", "provenance.json"):
             assert (again / name).read_bytes() == (bundle / name).read_bytes(), name
     manifest = json.loads((again / "manifest.json").read_text())
-    assert manifest["version"] == 3
+    assert manifest["version"] == 4
     assert sorted(manifest["files"]) == [n for n in names if n != "manifest.json"]
     assert len(copied["bundle_provenance"]) == 1
     assert pipeline.import_into(fresh, again).added == {}  # nothing new

@@ -13,7 +13,7 @@ from heart.config import SystemSpec
 from heart.engine import Call, ProgressFn, RunSummary, run_calls
 from heart.ids import completion_id
 from heart.items import item_from_row
-from heart.models import ChatRequest, ChatResponse, billed, call_key, make_chat_model
+from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model, usage_columns
 from heart.prompts import Prompt
 from heart.store import CompletionRow, ItemRow, now_iso
 from heart.study import Study
@@ -96,9 +96,9 @@ def _recorder(
         text = clean_reply(response.text) if response else ""
         if response is not None:
             row.ttft_ms, row.latency_ms = response.ttft_ms, response.latency_ms
-            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
             row.finish_reason = response.finish_reason
-            row.cost_usd = billed(price, response)
+            for column, value in usage_columns(price, response).items():
+                setattr(row, column, value)
             error = error or reply_fault(text, response.finish_reason)
         row.status, row.text, row.error = (
             (Status.FAILED, "", error) if error else (Status.OK, text, None)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,7 @@ import heart
 from heart.config import STUDY_FILE, ModelSpec, Price, StudyConfig
 from heart.errors import ConfigError, ImportRefused
 from heart.import_checks import parse_json, text_problem
+from heart.models import ChatResponse, billed
 from heart.store import (
     BundleProvenanceRow,
     CallRow,
@@ -88,6 +89,19 @@ class StageUse(_Record):
     tokens_in: int
     tokens_out: int
     cost_usd: float
+    cached_tokens_in: int = Field(
+        0, description="prompt tokens a provider's cache served (in tokens_in)"
+    )
+    list_cost_usd: float | None = Field(
+        None,
+        description="what the same calls cost live at list price, without a prompt cache "
+        "(None: not recorded, as in provenance written before heart kept it)",
+    )
+
+    @property
+    def saved_usd(self) -> float | None:
+        """What batch prices and the prompt cache saved against list price."""
+        return None if self.list_cost_usd is None else self.list_cost_usd - self.cost_usd
 
 
 class Provenance(_Record):
@@ -196,21 +210,27 @@ def _stage_rows(session: Session, stage: str, table: Any) -> StageUse:
             func.max(table.tokens_in).label("tokens_in"),
             func.max(table.tokens_out).label("tokens_out"),
             func.max(table.cost_usd).label("cost_usd"),
+            func.max(table.cached_tokens_in).label("cached_tokens_in"),
+            # an answer stored before list prices were kept was billed at list price
+            func.max(func.coalesce(table.list_cost_usd, table.cost_usd)).label("list_cost_usd"),
         )
         .where(made)
         .group_by(table.call_hash)
         .subquery()
     )
-    calls, tokens_in, tokens_out, cost = session.execute(
+    calls, tokens_in, tokens_out, cost, cached, listed = session.execute(
         select(
             func.count(),
             func.coalesce(func.sum(per_call.c.tokens_in), 0),
             func.coalesce(func.sum(per_call.c.tokens_out), 0),
             func.coalesce(func.sum(per_call.c.cost_usd), 0.0),
+            func.coalesce(func.sum(per_call.c.cached_tokens_in), 0),
+            func.coalesce(func.sum(per_call.c.list_cost_usd), 0.0),
         )
     ).one()
     return StageUse(stage=stage, answers=answers, failed=failed, calls=calls,
-                    tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=float(cost))  # fmt: skip
+                    tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=float(cost),
+                    cached_tokens_in=cached, list_cost_usd=float(listed))  # fmt: skip
 
 
 def _adversarial(session: Session, config: StudyConfig | None) -> StageUse:
@@ -223,19 +243,24 @@ def _adversarial(session: Session, config: StudyConfig | None) -> StageUse:
     for spec in (config.items.rater, config.items.rewriter) if config is not None else ():
         with suppress(ConfigError):  # a base URL in the environment heart cannot call
             prices[spec.provider, spec.endpoint, spec.model] = spec.price
-    answered = tokens_in = tokens_out = 0
-    cost = 0.0
+    answered = tokens_in = tokens_out = cached = 0
+    cost = listed = 0.0
     for start in range(0, len(keys), 500):
         for row in session.scalars(
             select(CallRow).where(CallRow.hash.in_(keys[start : start + 500]))
         ):
             answered += 1
-            t_in, t_out = row.response.get("tokens_in") or 0, row.response.get("tokens_out") or 0
-            tokens_in, tokens_out = tokens_in + t_in, tokens_out + t_out
+            answer = ChatResponse.model_validate(row.response)
+            tokens_in += answer.tokens_in or 0
+            tokens_out += answer.tokens_out or 0
+            cached += answer.cached_tokens_in
             price = prices.get((row.provider, row.endpoint or "", row.model))
-            cost += price.cost(t_in, t_out) if price is not None else 0.0
+            if price is not None:
+                cost += billed(price, answer)
+                listed += price.cost(answer.tokens_in, answer.tokens_out)
     return StageUse(stage="adversarial", answers=answered, failed=0, calls=answered,
-                    tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost)  # fmt: skip
+                    tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost,
+                    cached_tokens_in=cached, list_cost_usd=listed)  # fmt: skip
 
 
 def stage_uses(store: Store, config: StudyConfig | None = None) -> list[StageUse]:

@@ -23,10 +23,10 @@ from heart.models import (
     ChatModel,
     ChatRequest,
     ChatResponse,
-    billed,
     call_key,
     make_chat_model,
     prefix_cache_key,
+    usage_columns,
 )
 from heart.prompts import Prompt, load_prompt
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, Store, SystemRow, now_iso
@@ -79,8 +79,8 @@ def _recorder(
         row.winner, row.strength, row.axes, row.rationale = None, None, {}, ""
         if response is not None:
             row.latency_ms = response.latency_ms
-            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = billed(judge.model.price, response)
+            for column, value in usage_columns(judge.model.price, response).items():
+                setattr(row, column, value)
             try:
                 verdict = parse_verdict(response.text)
             except InvalidVerdict as exc:

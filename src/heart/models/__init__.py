@@ -13,6 +13,7 @@ from heart.models._protocol import (
     billed,
     call_key,
     prefix_cache_key,
+    usage_columns,
 )
 
 
@@ -45,4 +46,5 @@ __all__ = [
     "call_key",
     "make_chat_model",
     "prefix_cache_key",
+    "usage_columns",
 ]

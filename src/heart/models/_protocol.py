@@ -115,6 +115,18 @@ def billed(price: Price, response: ChatResponse) -> float:
     )
 
 
+def usage_columns(price: Price, response: ChatResponse) -> dict[str, int | float | None]:
+    """What a stage's row keeps of an answer's usage: its tokens, the prompt tokens a provider
+    cache served, what it was billed, and what it would have cost live at list price."""
+    return {
+        "tokens_in": response.tokens_in,
+        "tokens_out": response.tokens_out,
+        "cached_tokens_in": response.cached_tokens_in,
+        "cost_usd": billed(price, response),
+        "list_cost_usd": price.cost(response.tokens_in, response.tokens_out),
+    }
+
+
 class ChatModel(Protocol):
     """A model behind any provider; ``complete`` streams where it can to time the first token.
 

@@ -19,10 +19,10 @@ from heart.engine import Call, Check, ProgressFn, Recorder, RunSummary, run_call
 from heart.models import (
     ChatRequest,
     ChatResponse,
-    billed,
     call_key,
     make_chat_model,
     prefix_cache_key,
+    usage_columns,
 )
 from heart.plain import PlainText
 from heart.prompts import Prompt
@@ -160,8 +160,8 @@ def _recorder(
         codes: list[Code] = []
         if response is not None:
             row.latency_ms = response.latency_ms
-            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = billed(spec.price, response)
+            for column, value in usage_columns(spec.price, response).items():
+                setattr(row, column, value)
             try:
                 codes = parse_coding(response.text, rationale.text, codebook)
             except InvalidCoding as exc:

@@ -50,8 +50,8 @@ from heart.store import (
 from heart.types import sha256_hex
 
 BUNDLE_FORMAT = "heart-bundle"
-BUNDLE_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
+BUNDLE_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
 MANIFEST = "manifest.json"
 
 
@@ -116,10 +116,21 @@ lack a file its study could not yet hold, and nothing else."""
 COLUMNS_SINCE: dict[tuple[str, str], tuple[int, Any]] = {
     ("judgments.jsonl", "refused"): (2, []),
     ("strategy_labels.jsonl", "taxonomy_hash"): (3, None),
+    **{
+        (name, column): (4, None)
+        for name in (
+            "completions.jsonl",
+            "judgments.jsonl",
+            "strategy_classifications.jsonl",
+            "rationale_codings.jsonl",
+        )
+        for column in ("cached_tokens_in", "list_cost_usd")
+    },
 }
 """Columns the store gained while bundles of an older version were written: the first version
 whose every row has the column, and what a row written before it means (no re-asked answers; a
-taxonomy not recorded). Every other column of a bundle's table is required in every row."""
+taxonomy not recorded; cached tokens and list price not recorded). Every other column of a
+bundle's table is required in every row."""
 
 
 def _read_manifest(bundle: Path) -> tuple[int, dict[str, str]]:

@@ -5,7 +5,7 @@ file itself."""
 
 from __future__ import annotations
 
-from heart.provenance import PROVENANCE_FILE, Provenance
+from heart.provenance import PROVENANCE_FILE, Provenance, StageUse
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Bullets, Code, Heading, Section
 from heart.report._table import Table
@@ -58,6 +58,9 @@ def provenance_lines(p: Provenance) -> list[str]:
         study_file,
         f"the same as JSON: `{PROVENANCE_FILE}` beside this report",
     ]
+    spend = _spend(p)
+    if spend:
+        lines.append(spend)
     for q in p.imported:
         hashed = f"study file sha256 `{q.study_file_sha256}`" if q.study_file_sha256 else ""
         lines.append(
@@ -65,6 +68,41 @@ def provenance_lines(p: Provenance) -> list[str]:
             f"{q.written_at}{', ' + hashed if hashed else ''}; its models: {_models(q)}"
         )
     return lines
+
+
+def _spend(p: Provenance) -> str:
+    """One line: what the study's calls were billed, the cached share, and the saving."""
+    calls = sum(s.calls for s in p.stages)
+    if not calls:
+        return ""
+    billed = sum(s.cost_usd for s in p.stages)
+    tokens = sum(s.tokens_in for s in p.stages)
+    cached = _share(sum(s.cached_tokens_in for s in p.stages), tokens)
+    line = (
+        f"spend: ${billed:.4f} billed for {calls:,} calls; {cached} of {tokens:,} prompt "
+        "tokens from a provider cache"
+    )
+    if all(s.list_cost_usd is not None for s in p.stages):
+        listed = sum(s.list_cost_usd or 0.0 for s in p.stages)
+        share = f" ({100 * (listed - billed) / listed:.0f}%)" if listed > 0 else ""
+        line += f"; ${listed:.4f} at list price, so ${listed - billed:.4f}{share} saved"
+    return line
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:,} ({100 * part / whole:.0f}%)" if whole else "0"
+
+
+def _dollars(value: float | None) -> str:
+    return "–" if value is None else f"${value:.4f}"
+
+
+def _saved(use: StageUse) -> str:
+    saved = use.saved_usd
+    if saved is None or use.list_cost_usd is None:
+        return "–"
+    share = f" ({100 * saved / use.list_cost_usd:.0f}%)" if use.list_cost_usd > 0 else ""
+    return f"${saved:.4f}{share}"
 
 
 def provenance_tables(p: Provenance) -> list[Table]:
@@ -79,13 +117,18 @@ def provenance_tables(p: Provenance) -> list[Table]:
     )
     stages = Table(
         "Tokens and cost per stage",
-        ["stage", "answers", "failed", "calls", "tokens in", "tokens out", "cost"],
+        ["stage", "answers", "failed", "calls", "tokens in", "from cache", "tokens out", "cost",
+         "at list price", "saved"],
         [[s.stage, str(s.answers), str(s.failed), str(s.calls), f"{s.tokens_in:,}",
-          f"{s.tokens_out:,}", f"${s.cost_usd:.4f}"] for s in p.stages],
+          _share(s.cached_tokens_in, s.tokens_in), f"{s.tokens_out:,}", f"${s.cost_usd:.4f}",
+          _dollars(s.list_cost_usd), _saved(s)] for s in p.stages],
         "Answers from model calls held in the store, imported ones included; answers that asked "
         "the very same thing share one call, counted once. Tokens count every ask of a re-asked "
-        "answer; cost is at the prices the study file gave when each call was made. The LLM "
-        "screener's calls are not counted.",
+        "answer; from cache is the share of tokens in a provider's prompt cache served. Cost is "
+        "what was billed at the prices the study file gave when each call was made (batch "
+        "prices for batch answers, cache prices for cached tokens); at list price is what the "
+        "same calls cost live without a cache, and saved the difference. The LLM screener's "
+        "calls are not counted.",
         "provenance-stages",
     )  # fmt: skip
     return [models, stages]

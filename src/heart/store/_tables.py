@@ -103,6 +103,8 @@ class CompletionRow(Base):
     tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    list_cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     finish_reason: Mapped[str | None] = mapped_column(String(40), nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
 
@@ -146,6 +148,8 @@ class JudgmentRow(Base):
     tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    list_cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
 
 
@@ -304,6 +308,8 @@ class ClassificationRow(Base):
     tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    list_cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
 
 
@@ -328,6 +334,8 @@ class RationaleCodingRow(Base):
     tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_out: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_tokens_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    list_cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[str] = mapped_column(String(32))
 
 

@@ -20,10 +20,10 @@ from heart.items import item_from_row
 from heart.models import (
     ChatRequest,
     ChatResponse,
-    billed,
     call_key,
     make_chat_model,
     prefix_cache_key,
+    usage_columns,
 )
 from heart.plain import quotes
 from heart.prompts import Prompt
@@ -175,8 +175,8 @@ def _recorder(
         row.refused = [{"answer": a, "problem": p} for a, p in response.earlier] if response else []
         if response is not None:
             row.latency_ms = response.latency_ms
-            row.tokens_in, row.tokens_out = response.tokens_in, response.tokens_out
-            row.cost_usd = billed(spec.price, response)
+            for column, value in usage_columns(spec.price, response).items():
+                setattr(row, column, value)
             try:
                 row.labels = parse_classification(response.text, completion.text, taxonomy)
             except InvalidClassification as exc:

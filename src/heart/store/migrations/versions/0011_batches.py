@@ -1,4 +1,5 @@
-"""batches sent to provider batch APIs, and the calls each holds
+"""batches sent to provider batch APIs and the calls each holds; per answer, the prompt
+tokens a provider cache served and the list price of the call
 
 Revision ID: 0011
 Revises: 0010
@@ -11,6 +12,8 @@ revision = "0011"
 down_revision = "0010"
 branch_labels = None
 depends_on = None
+
+USAGE_TABLES = ("completions", "judgments", "strategy_classifications", "rationale_codings")
 
 
 def upgrade() -> None:
@@ -44,9 +47,17 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("batch_id", "call_key"),
     )
     op.create_index("ix_batch_calls_call_key", "batch_calls", ["call_key"])
+    for table in USAGE_TABLES:
+        with op.batch_alter_table(table) as alter:
+            alter.add_column(sa.Column("cached_tokens_in", sa.Integer(), nullable=True))
+            alter.add_column(sa.Column("list_cost_usd", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:
+    for table in USAGE_TABLES:
+        with op.batch_alter_table(table) as alter:
+            alter.drop_column("list_cost_usd")
+            alter.drop_column("cached_tokens_in")
     op.drop_index("ix_batch_calls_call_key", table_name="batch_calls")
     op.drop_table("batch_calls")
     op.drop_table("batches")
