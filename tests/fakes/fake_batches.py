@@ -690,7 +690,7 @@ def _read_input(
     def error(code: str, line: int, message: str, param: str | None = None) -> None:
         errors.append({"code": code, "line": line, "message": message, "param": param})
 
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    lines = data.decode("utf-8", errors="replace").split("\n")  # JSONL: only \n ends a line
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
