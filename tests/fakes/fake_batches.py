@@ -517,7 +517,8 @@ class BatchDesk:
             "cancelling_at": None if batch.cancel_at is None else int(batch.cancel_at),
             "cancelled_at": ended if status == "cancelled" else None,
             "request_counts": {
-                "total": 0 if status == "failed" else len(batch.requests),
+                # OpenAI counts a batch's requests once it has validated them
+                "total": 0 if status in ("validating", "failed") else len(batch.requests),
                 "completed": ok,
                 "failed": failed,
             },

@@ -14,7 +14,9 @@ Tokens
 OpenAI (automatic)
     Prompts of at least ``min_tokens`` tokens are cached in prefixes of ``min_tokens + k*128``
     tokens. A request reads the longest such prefix seen before (``cached_tokens``), then every
-    such prefix of it is kept for 300 s (86,400 s with ``prompt_cache_retention: "24h"``).
+    such prefix of it is kept for 300 s (86,400 s with ``prompt_cache_retention: "24h"``); the
+    longest one less the read one counts as written (reported as ``cache_write_tokens`` only
+    when the server is asked to: OpenAI does not bill writes).
 
 Anthropic (explicit)
     Only prefixes that end at a ``cache_control`` breakpoint (a tool, a system block or a message
@@ -239,7 +241,8 @@ class PromptCache:
                     read = length
             for digest in hashes:
                 self._keep(digest, now, ttl)
-        return Usage(total, output, cache_read=read), ask
+        written = max(lengths, default=0) - read if hashes else 0
+        return Usage(total, output, cache_read=read, cache_write_5m=written), ask
 
     def _anthropic(self, prompt: _Prompt, total: int, output: int) -> tuple[Usage, CacheAsk]:
         points = _breakpoints(prompt, self.unit)
