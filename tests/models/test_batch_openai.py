@@ -170,9 +170,14 @@ def test_find_adopts_the_batch_submitted_under_a_label(server: FaultServer) -> N
         assert model.batches is not None
         other = await model.batches.submit([(IDS[0], ask("x"))], "other")
         remote = await model.batches.submit([(IDS[0], ask("x")), (IDS[1], ask("y"))], "mine")
+        # while OpenAI validates a batch it counts no requests: the label alone finds it
+        validating = await model.batches.find("mine", 2, SINCE)
+        await model.batches.status(remote)
+        await model.batches.status(other)
         return [
             remote,
             other,
+            validating,
             await model.batches.find("mine", 2, SINCE),
             await model.batches.find("other", 1, SINCE),
             await model.batches.find("mine", 3, SINCE),
@@ -180,8 +185,8 @@ def test_find_adopts_the_batch_submitted_under_a_label(server: FaultServer) -> N
             await model.batches.find("mine", 2, "2999-01-01T00:00:00Z"),
         ]
 
-    remote, other, mine, theirs, wrong_size, nobody, later = run(model, work)
-    assert (mine, theirs) == (remote, other)
+    remote, other, validating, mine, theirs, wrong_size, nobody, later = run(model, work)
+    assert (validating, mine, theirs) == (remote, remote, other)
     assert wrong_size is None and nobody is None and later is None
 
 
