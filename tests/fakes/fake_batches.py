@@ -194,11 +194,13 @@ class BatchDesk:
         with self._lock:
             return self._files[file_id][1]
 
-    def reset(self) -> None:
+    def reset(self, *, faults: bool = True) -> None:
+        """Forget batches and files; also the queued batch faults if ``faults``."""
         with self._lock:
             self._batches.clear()
             self._files.clear()
-            self._next_faults.clear()
+            if faults:
+                self._next_faults.clear()
 
     # ----------------------------------------------------------------- routing
 

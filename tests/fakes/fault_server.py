@@ -8,6 +8,10 @@ their official SDKs, over real TCP connections on 127.0.0.1:
 * Anthropic Messages: ``POST /v1/messages`` (stream or not) and ``GET /v1/models`` (answered in
   Anthropic's shape when the request carries an ``anthropic-version`` header). Base URL for
   ``anthropic.AsyncAnthropic``: ``server.anthropic_base_url`` (``http://127.0.0.1:PORT``).
+* Batch APIs of both formats (OpenAI's Files + Batch API, Anthropic's Message Batches), in
+  :mod:`tests.fakes.fake_batches`: each request of a batch is answered as a live one would be.
+* A prompt cache whose reads and writes are reported in usage as each provider reports them, in
+  :mod:`tests.fakes.prompt_cache`, for live and batched requests alike.
 
 The HTTP/1.1 layer is hand-written on ``asyncio`` streams (keep-alive, Content-Length or chunked
 request bodies; chunked responses for streams), so faults can do what a real network does: close
@@ -28,16 +32,38 @@ Reply text
     removed). :func:`last_user_text` helps to write your own.
 
 Token counts (``usage``)
-    Input tokens = number of whitespace-separated words in the system prompt plus the text of all
-    messages (markers included, exactly as sent). Output tokens = words of the reply text.
-    OpenAI: ``prompt_tokens``/``completion_tokens``/``total_tokens``; Anthropic:
-    ``input_tokens``/``output_tokens`` (+ ``cache_*_input_tokens`` = 0).
+    Input tokens = tokens of the system prompt plus the text of all messages (markers included,
+    exactly as sent; tool definitions count none); output tokens = tokens of the reply text. A
+    token is a whitespace-separated word by default (``token_unit="words"``), or 4 characters
+    (``token_unit="chars4"``). OpenAI: ``prompt_tokens`` (cache reads included) /
+    ``completion_tokens`` / ``total_tokens`` and ``prompt_tokens_details.cached_tokens`` (+
+    ``cache_write_tokens`` when ``openai_cache_writes=True``); Anthropic: ``input_tokens`` (cache
+    reads and writes excluded), ``output_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens`` and ``cache_creation.ephemeral_{5m,1h}_input_tokens``.
+
+Prompt cache (:mod:`tests.fakes.prompt_cache`)
+    OpenAI caches every prompt of at least ``cache_min_tokens`` (default 1024) tokens
+    automatically, in prefixes of ``cache_min_tokens + k*128`` tokens; Anthropic only at
+    ``cache_control`` breakpoints. Entries live 300 s (3600 s for ``ttl: "1h"``) and a hit
+    refreshes them. The clock (``server.clock``) is real time, or with ``seconds_per_request=S``
+    virtual: it starts at 0 and moves S seconds on per answered completion request, live or in a
+    batch (``server.clock.advance(s)`` moves it by hand). Prompts shorter than the minimum are
+    never cached, so the default server reports no cached tokens for short test prompts.
+
+Batches (:mod:`tests.fakes.fake_batches`)
+    Batches move on only when polled (a GET of the batch) and end at poll ``batch_polls``
+    (default 2). Batch faults: ``server.fault_next_batch("expire" | "fail-half" |
+    "malformed-line" | "refuse" | "refuse:NNN" | "slow:N", comma-separated to combine)`` for the
+    next batch, or a ``[[batch: ...]]`` marker in a request's last user message for its batch.
+    ``server.batches`` lists the batches (custom ids, bodies, outcomes, fault);
+    ``server.batch_desk.file_content(file_id)`` reads an uploaded or output file.
 
 Call key and attempts
     Every completion request has a *call key*: the sha256 (hex) of the canonical JSON of the
-    conversation, ``[["system", SYSTEM]?, [role, text], ...]`` where text parts of list contents
-    are joined by newlines. An Anthropic top-level ``system`` and an OpenAI ``role: system``
-    message therefore give the same key. The model is not part of the key unless
+    conversation, ``[["system", SYSTEM]?, [role, text], ...]`` where the text blocks of a list
+    content are joined together (a message split into blocks reads as the message it was split
+    from). An Anthropic top-level ``system`` and an OpenAI ``role: system`` message therefore
+    give the same key. The model is not part of the key unless
     ``key_includes_model=True``. The server counts attempts per key (1, 2, ...), under a lock.
 
 Fault plans (which fault attempt N gets)
@@ -76,7 +102,10 @@ Fault kinds
 
 Recording
     ``server.requests`` is a snapshot list of :class:`RequestRecord` (path, headers, parsed body,
-    call key, attempt, fault, status, start/end on ``time.monotonic()``), taken under a lock.
+    call key, attempt, fault, status, start/end on ``time.monotonic()``; ``batch_id`` for a
+    request answered in a batch; ``cache``, what it asked of the prompt cache: OpenAI's
+    ``prompt_cache_key`` and retention, Anthropic's ``cache_control`` marks with their ttl and
+    prefix tokens; ``usage``, the usage it was answered with), taken under a lock.
     ``server.attempts(call_key_or_substring)``; ``server.reset()`` clears records, counters and
     (by default) plans. Exceptions raised inside the server (e.g. by a reply_fn) are answered with
     a 500, kept in ``server.errors`` and re-raised by ``__exit__``/``stop()`` when no other
@@ -84,10 +113,13 @@ Recording
 
 As a process (benchmarks)::
 
-    python -m tests.fakes.fault_server --port 0 --print-port [--instant]
+    python -m tests.fakes.fault_server --port 0 --print-port [--instant] [--token-unit chars4]
+        [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2]
 
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
-every request ``ok`` at once, without parsing plans, hashing or recording.
+every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
+options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request`` and
+``batch_polls``.
 """
 
 from __future__ import annotations
@@ -497,13 +529,7 @@ class FaultServer:
                 self._plans.clear()
                 self._default_plan = None
         self.prompt_cache.clear()
-        if plans:
-            self.batch_desk.reset()
-        else:
-            queued = list(self.batch_desk._next_faults)
-            self.batch_desk.reset()
-            for fault in queued:
-                self.batch_desk.fault_next(fault)
+        self.batch_desk.reset(faults=plans)
 
     def start(self) -> FaultServer:
         if self._thread is not None:

@@ -231,7 +231,7 @@ class PromptCache:
             return Usage(total, output), ask
         ttl = TTL_SECONDS["24h"] if retention == "24h" else TTL_SECONDS["5m"]
         wanted = set(range(self.min_tokens, total + 1, OPENAI_STEP))
-        hashes = [h for tokens, h in _prefix_hashes(prompt, self.unit) if tokens in wanted]
+        hashes = [h for _, h in _prefix_hashes(prompt, self.unit, wanted)]
         lengths = sorted(wanted)
         now = self.clock.now()
         read = 0
@@ -345,21 +345,23 @@ def _head_hash(prompt: _Prompt) -> Any:
     return digest
 
 
-def _prefix_hashes(prompt: _Prompt, unit: str) -> list[tuple[int, str]]:
-    """(tokens, hash) of the prefix ending at every token of the prompt, in order."""
+def _prefix_hashes(prompt: _Prompt, unit: str, at: set[int]) -> list[tuple[int, str]]:
+    """(tokens, hash) of the prefixes of the prompt that end after ``at`` tokens, in order."""
     out: list[tuple[int, str]] = []
     digest = _head_hash(prompt)
     tokens = 0
     for turn in prompt.turns:
         text = turn.text
         digest.update(b"\x00" + turn.role.encode() + b"\x00")
+        ends = token_ends(text, unit)
         start = 0
-        for end in token_ends(text, unit):
+        for wanted in sorted(n for n in at if tokens < n <= tokens + len(ends)):
+            end = ends[wanted - tokens - 1]
             digest.update(text[start:end].encode())
             start = end
-            tokens += 1
-            out.append((tokens, digest.copy().hexdigest()))
+            out.append((wanted, digest.copy().hexdigest()))
         digest.update(text[start:].encode())
+        tokens += len(ends)
     return out
 
 
