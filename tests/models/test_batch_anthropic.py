@@ -176,3 +176,21 @@ def test_a_custom_id_the_api_refuses_is_a_bad_request(server: FaultServer) -> No
     with pytest.raises(ModelCallError) as caught:
         run(model, work)
     assert caught.value.status == 400 and "custom_id" in str(caught.value)
+
+
+def test_batch_errors_never_show_the_api_key(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-ant-secret-0123456789"
+    monkeypatch.setenv("HEART_TEST_KEY", secret)
+    model = anthropic_model(server, api_key_env="HEART_TEST_KEY")
+
+    async def work() -> str:
+        assert model.batches is not None
+        # the server's message quotes the repeated custom_id, here the key itself
+        return await model.batches.submit([(secret, ask("x")), (secret, ask("y"))], "leak")
+
+    with pytest.raises(ModelCallError) as caught:
+        run(model, work)
+    assert caught.value.status == 400
+    assert secret not in str(caught.value) and "[redacted]" in str(caught.value)

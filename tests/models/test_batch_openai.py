@@ -200,3 +200,17 @@ def test_an_unknown_batch_is_a_not_found_error(server: FaultServer) -> None:
     with pytest.raises(ModelCallError) as caught:
         run(model, work)
     assert caught.value.status == 404 and not caught.value.retryable
+
+
+def test_a_server_that_is_down_is_a_retryable_connection_error() -> None:
+    with FaultServer() as gone:
+        model = openai_model(gone)
+    # the server has stopped: its port refuses connections
+
+    async def work() -> BatchStatus:
+        assert model.batches is not None
+        return await model.batches.status("batch_x")
+
+    with pytest.raises(ModelCallError) as caught:
+        run(model, work)
+    assert caught.value.retryable and caught.value.cause is Cause.CONNECTION
