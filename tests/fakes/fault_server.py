@@ -8,6 +8,10 @@ their official SDKs, over real TCP connections on 127.0.0.1:
 * Anthropic Messages: ``POST /v1/messages`` (stream or not) and ``GET /v1/models`` (answered in
   Anthropic's shape when the request carries an ``anthropic-version`` header). Base URL for
   ``anthropic.AsyncAnthropic``: ``server.anthropic_base_url`` (``http://127.0.0.1:PORT``).
+* Batch APIs of both formats (OpenAI's Files + Batch API, Anthropic's Message Batches), in
+  :mod:`tests.fakes.fake_batches`: each request of a batch is answered as a live one would be.
+* A prompt cache whose reads and writes are reported in usage as each provider reports them, in
+  :mod:`tests.fakes.prompt_cache`, for live and batched requests alike.
 
 The HTTP/1.1 layer is hand-written on ``asyncio`` streams (keep-alive, Content-Length or chunked
 request bodies; chunked responses for streams), so faults can do what a real network does: close
@@ -28,16 +32,38 @@ Reply text
     removed). :func:`last_user_text` helps to write your own.
 
 Token counts (``usage``)
-    Input tokens = number of whitespace-separated words in the system prompt plus the text of all
-    messages (markers included, exactly as sent). Output tokens = words of the reply text.
-    OpenAI: ``prompt_tokens``/``completion_tokens``/``total_tokens``; Anthropic:
-    ``input_tokens``/``output_tokens`` (+ ``cache_*_input_tokens`` = 0).
+    Input tokens = tokens of the system prompt plus the text of all messages (markers included,
+    exactly as sent; tool definitions count none); output tokens = tokens of the reply text. A
+    token is a whitespace-separated word by default (``token_unit="words"``), or 4 characters
+    (``token_unit="chars4"``). OpenAI: ``prompt_tokens`` (cache reads included) /
+    ``completion_tokens`` / ``total_tokens`` and ``prompt_tokens_details.cached_tokens`` (+
+    ``cache_write_tokens`` when ``openai_cache_writes=True``); Anthropic: ``input_tokens`` (cache
+    reads and writes excluded), ``output_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens`` and ``cache_creation.ephemeral_{5m,1h}_input_tokens``.
+
+Prompt cache (:mod:`tests.fakes.prompt_cache`)
+    OpenAI caches every prompt of at least ``cache_min_tokens`` (default 1024) tokens
+    automatically, in prefixes of ``cache_min_tokens + k*128`` tokens; Anthropic only at
+    ``cache_control`` breakpoints. Entries live 300 s (3600 s for ``ttl: "1h"``) and a hit
+    refreshes them. The clock (``server.clock``) is real time, or with ``seconds_per_request=S``
+    virtual: it starts at 0 and moves S seconds on per answered completion request, live or in a
+    batch (``server.clock.advance(s)`` moves it by hand). Prompts shorter than the minimum are
+    never cached, so the default server reports no cached tokens for short test prompts.
+
+Batches (:mod:`tests.fakes.fake_batches`)
+    Batches move on only when polled (a GET of the batch) and end at poll ``batch_polls``
+    (default 2). Batch faults: ``server.fault_next_batch("expire" | "fail-half" |
+    "malformed-line" | "refuse" | "refuse:NNN" | "slow:N", comma-separated to combine)`` for the
+    next batch, or a ``[[batch: ...]]`` marker in a request's last user message for its batch.
+    ``server.batches`` lists the batches (custom ids, bodies, outcomes, fault);
+    ``server.batch_desk.file_content(file_id)`` reads an uploaded or output file.
 
 Call key and attempts
     Every completion request has a *call key*: the sha256 (hex) of the canonical JSON of the
-    conversation, ``[["system", SYSTEM]?, [role, text], ...]`` where text parts of list contents
-    are joined by newlines. An Anthropic top-level ``system`` and an OpenAI ``role: system``
-    message therefore give the same key. The model is not part of the key unless
+    conversation, ``[["system", SYSTEM]?, [role, text], ...]`` where the text blocks of a list
+    content are joined together (a message split into blocks reads as the message it was split
+    from). An Anthropic top-level ``system`` and an OpenAI ``role: system`` message therefore
+    give the same key. The model is not part of the key unless
     ``key_includes_model=True``. The server counts attempts per key (1, 2, ...), under a lock.
 
 Fault plans (which fault attempt N gets)
@@ -76,7 +102,10 @@ Fault kinds
 
 Recording
     ``server.requests`` is a snapshot list of :class:`RequestRecord` (path, headers, parsed body,
-    call key, attempt, fault, status, start/end on ``time.monotonic()``), taken under a lock.
+    call key, attempt, fault, status, start/end on ``time.monotonic()``; ``batch_id`` for a
+    request answered in a batch; ``cache``, what it asked of the prompt cache: OpenAI's
+    ``prompt_cache_key`` and retention, Anthropic's ``cache_control`` marks with their ttl and
+    prefix tokens; ``usage``, the usage it was answered with), taken under a lock.
     ``server.attempts(call_key_or_substring)``; ``server.reset()`` clears records, counters and
     (by default) plans. Exceptions raised inside the server (e.g. by a reply_fn) are answered with
     a 500, kept in ``server.errors`` and re-raised by ``__exit__``/``stop()`` when no other
@@ -84,10 +113,13 @@ Recording
 
 As a process (benchmarks)::
 
-    python -m tests.fakes.fault_server --port 0 --print-port [--instant]
+    python -m tests.fakes.fault_server --port 0 --print-port [--instant] [--token-unit chars4]
+        [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2]
 
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
-every request ``ok`` at once, without parsing plans, hashing or recording.
+every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
+options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request`` and
+``batch_polls``.
 """
 
 from __future__ import annotations
@@ -110,6 +142,9 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
+from tests.fakes.fake_batches import BATCH_MARKER, BatchDesk, BatchFault
+from tests.fakes.prompt_cache import TOKEN_UNITS, CacheAsk, Clock, PromptCache, Usage, count_tokens
+
 ReplyFn = Callable[[dict[str, Any]], str]
 
 PROSE_TEXT = "I think reply A is better because it is warmer."
@@ -120,6 +155,7 @@ MALFORMED_BODY = b'{"id": "broken", "choices": [{"message": <<this is not json>>
 _MARKER = re.compile(r"\[\[\s*faults\s*:(.*?)\]\]", re.IGNORECASE | re.DOTALL)
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
 _MAX_HEADER_BYTES = 1 << 20
+API_PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 _SIMPLE_KINDS = frozenset(
     {"ok", "cut", "reset", "stall", "malformed", "drop", "prose", "badjson", "outofrange", "length"}
 )
@@ -155,7 +191,8 @@ _ANTHROPIC_ERRORS: dict[int, str] = {
 
 
 def content_text(content: Any) -> str:
-    """The text of a message ``content``: a string, or its text parts joined by newlines."""
+    """The text of a message ``content``: a string, or its text parts joined together (a
+    message split into blocks reads as the message it was split from)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -167,7 +204,7 @@ def content_text(content: Any) -> str:
                 parts.append(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 parts.append(part["text"])
-        return "\n".join(parts)
+        return "".join(parts)
     return str(content)
 
 
@@ -192,8 +229,8 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 
 def strip_markers(text: str) -> str:
-    """``text`` without ``[[faults: ...]]`` markers."""
-    return _MARKER.sub(" ", text)
+    """``text`` without ``[[faults: ...]]`` and ``[[batch: ...]]`` markers."""
+    return BATCH_MARKER.sub(" ", _MARKER.sub(" ", text))
 
 
 def default_reply(body: dict[str, Any]) -> str:
@@ -315,6 +352,9 @@ class RequestRecord:
     end: float | None = None
     plan_source: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    batch_id: str | None = None
+    cache: CacheAsk | None = None
+    usage: Usage | None = None
 
 
 @dataclass
@@ -376,7 +416,14 @@ class FaultServer:
         key_includes_model: bool = False,
         models: Sequence[str] = ("fake-model",),
         raise_server_errors: bool = True,
+        token_unit: str = "words",
+        cache_min_tokens: int = 1024,
+        seconds_per_request: float | None = None,
+        batch_polls: int = 2,
+        openai_cache_writes: bool = False,
     ) -> None:
+        if batch_polls < 1:
+            raise ValueError("batch_polls must be at least 1")
         self.reply_fn: ReplyFn = reply_fn or default_reply
         self.retry_after = str(retry_after)
         self.host = host
@@ -384,6 +431,13 @@ class FaultServer:
         self.key_includes_model = key_includes_model
         self.models = list(models)
         self.raise_server_errors = raise_server_errors
+        self.clock = Clock(seconds_per_request)
+        self.prompt_cache = PromptCache(
+            unit=token_unit, min_tokens=cache_min_tokens, clock=self.clock
+        )
+        self.batch_polls = batch_polls
+        self.openai_cache_writes = openai_cache_writes
+        self.batch_desk = BatchDesk(self)
         self._default_plan: list[Fault] | None = None
         self.errors: list[BaseException] = []
         self._requested_port = port
@@ -452,8 +506,21 @@ class FaultServer:
                 if r.call_key is not None and key_or_substring in r.last_user
             )
 
+    def fault_next_batch(self, spec: str | BatchFault) -> None:
+        """The next batch created (either format) does ``spec`` wrong: ``"expire"``,
+        ``"fail-half"``, ``"malformed-line"``, ``"refuse"``, ``"refuse:NNN"``, ``"slow:N"``, or
+        several, comma-separated (see tests/fakes/fake_batches.py). Calls queue up, one per
+        batch."""
+        self.batch_desk.fault_next(spec)
+
+    @property
+    def batches(self) -> list[Any]:
+        """The batches created so far (:class:`~tests.fakes.fake_batches.FakeBatch`)."""
+        return self.batch_desk.batches
+
     def reset(self, *, plans: bool = True) -> None:
-        """Forget records, attempt counters and errors; also plans and default_plan if ``plans``."""
+        """Forget records, attempt counters, errors, batches and files, and empty the prompt
+        cache; also plans, default_plan and queued batch faults if ``plans``."""
         with self._lock:
             self._records.clear()
             self._counts.clear()
@@ -461,6 +528,8 @@ class FaultServer:
             if plans:
                 self._plans.clear()
                 self._default_plan = None
+        self.prompt_cache.clear()
+        self.batch_desk.reset(faults=plans)
 
     def start(self) -> FaultServer:
         if self._thread is not None:
@@ -676,6 +745,12 @@ class FaultServer:
         if req.method == "POST" and req.path == "/v1/messages":
             return await self._completion(req, writer, proto, "anthropic")
         api = "anthropic" if "anthropic-version" in req.headers else "openai"
+        routed = self.batch_desk.route(req.method, req.target, req.headers, req.body)
+        if routed is not None:
+            status, payload, content_type = routed
+            self._record_plain(req, status, api)
+            await self._send_full(writer, status, payload, content_type=content_type)
+            return True
         if req.method == "GET" and req.path == "/v1/models":
             self._record_plain(req, 200, api)
             await self._send_full(writer, 200, self._models_body(api))
@@ -744,21 +819,54 @@ class FaultServer:
 
         if self.instant:
             text = self.reply_fn(body)
-            await self._answer(writer, api, body, text, conversation(body), "stop")
+            usage = self.prompt_cache.plain_usage(api, body, self._count(text))
+            await self._answer(writer, api, body, text, usage, "stop")
             return True
 
+        record, fault, plan_error = self.begin(api, body, req.method, req.target, req.headers)
+        try:
+            if plan_error is not None:
+                record.status = 400
+                status, payload = self._error_body(api, 400, f"fault_server: {plan_error}")
+                await self._send_full(writer, status, payload)
+                return True
+            return await self._apply(fault, record, writer, proto, api, body)
+        except (ConnectionError, OSError):
+            raise
+        except Exception as exc:
+            self.errors.append(exc)
+            record.status = 500
+            record.extra["error"] = repr(exc)
+            status, payload = self._error_body(api, 500, f"fault_server internal error: {exc!r}")
+            await self._send_full(writer, status, payload, keep_alive=False)
+            return False
+        finally:
+            record.end = time.monotonic()
+
+    def begin(
+        self,
+        api: str,
+        body: dict[str, Any],
+        method: str = "POST",
+        target: str = "",
+        headers: dict[str, str] | None = None,
+        batch_id: str | None = None,
+    ) -> tuple[RequestRecord, Fault, str | None]:
+        """Count and record one completion request (live, or a line of a batch) and choose its
+        fault; the third value is why its fault marker is invalid, if it is."""
         turns = conversation(body)
         last_user = next((text for role, text in reversed(turns) if role == "user"), "")
         key = _key_of(turns, str(body.get("model")) if self.key_includes_model else None)
         record = RequestRecord(
-            req.method,
-            req.target,
-            dict(req.headers),
+            method,
+            target or API_PATHS[api],
+            dict(headers or {}),
             body,
             api=api,
             call_key=key,
             last_user=last_user,
             start=time.monotonic(),
+            batch_id=batch_id,
         )
         plan_error: str | None = None
         with self._lock:
@@ -772,25 +880,7 @@ class FaultServer:
             record.fault = "invalid-plan" if plan_error else fault.spec
             record.plan_source = source
             self._records.append(record)
-
-        try:
-            if plan_error is not None:
-                record.status = 400
-                status, payload = self._error_body(api, 400, f"fault_server: {plan_error}")
-                await self._send_full(writer, status, payload)
-                return True
-            return await self._apply(fault, record, writer, proto, api, body, turns)
-        except (ConnectionError, OSError):
-            raise
-        except Exception as exc:
-            self.errors.append(exc)
-            record.status = 500
-            record.extra["error"] = repr(exc)
-            status, payload = self._error_body(api, 500, f"fault_server internal error: {exc!r}")
-            await self._send_full(writer, status, payload, keep_alive=False)
-            return False
-        finally:
-            record.end = time.monotonic()
+        return record, fault, plan_error
 
     def _resolve_plan(self, last_user: str) -> tuple[list[Fault], str]:
         marked = _marker_plan(last_user)
@@ -811,7 +901,6 @@ class FaultServer:
         proto: _Proto,
         api: str,
         body: dict[str, Any],
-        turns: list[tuple[str, str]],
     ) -> bool:
         kind = fault.kind
         if kind == "status":
@@ -835,21 +924,36 @@ class FaultServer:
                 self._close(writer)  # the client gave up while we were "thinking"
                 return False
 
-        text = self._text_for(fault, body)
-        finish = "length" if kind == "length" else "stop"
-        if kind == "length":
-            words = text.split()
-            text = " ".join(words[: max(1, len(words) // 2)])
+        text, finish, usage = self.reply(fault, api, body, record)
         stream = bool(body.get("stream"))
         record.status = 200
         if kind in ("cut", "reset", "stall"):
-            await self._answer_broken(writer, proto, api, body, text, turns, kind, stream)
+            await self._answer_broken(writer, proto, api, body, text, usage, kind, stream)
             return False
         if kind == "malformed":
-            await self._answer_malformed(writer, api, body, text, turns, stream)
+            await self._answer_malformed(writer, api, body, text, usage, stream)
             return True
-        await self._answer(writer, api, body, text, turns, finish)
+        await self._answer(writer, api, body, text, usage, finish)
         return True
+
+    def reply(
+        self, fault: Fault, api: str, body: dict[str, Any], record: RequestRecord
+    ) -> tuple[str, str, Usage]:
+        """The text, finish reason and usage of answering ``body`` under ``fault`` (an answering
+        kind): the prompt cache is consulted and the clock ticks, once per answer."""
+        text = self._text_for(fault, body)
+        finish = "length" if fault.kind == "length" else "stop"
+        if fault.kind == "length":
+            words = text.split()
+            text = " ".join(words[: max(1, len(words) // 2)])
+        usage, ask = self.prompt_cache.usage(api, body, self._count(text))
+        self.clock.tick()
+        record.cache = ask
+        record.usage = usage
+        return text, finish, usage
+
+    def _count(self, text: str) -> int:
+        return count_tokens(text, self.prompt_cache.unit)
 
     def _text_for(self, fault: Fault, body: dict[str, Any]) -> str:
         if fault.kind == "prose":
@@ -872,27 +976,24 @@ class FaultServer:
 
     # ----------------------------------------------------------------- payloads
 
-    def _usage(self, turns: list[tuple[str, str]], text: str) -> tuple[int, int]:
-        return sum(count_words(t) for _, t in turns), count_words(text)
-
     def _error_body(self, api: str, status: int, message: str) -> tuple[int, bytes]:
+        return status, _dumps(self.error_json(api, status, message))
+
+    def error_json(self, api: str, status: int, message: str) -> dict[str, Any]:
+        """The error body of the format for ``status``."""
         if api == "anthropic":
             etype = _ANTHROPIC_ERRORS.get(
                 status, "api_error" if status >= 500 else "invalid_request_error"
             )
-            return status, _dumps(
-                {
-                    "type": "error",
-                    "error": {"type": etype, "message": message},
-                    "request_id": f"req_fake{next(self._ids)}",
-                }
-            )
+            return {
+                "type": "error",
+                "error": {"type": etype, "message": message},
+                "request_id": f"req_fake{next(self._ids)}",
+            }
         etype, code = _OPENAI_ERRORS.get(
             status, ("server_error", None) if status >= 500 else ("invalid_request_error", None)
         )
-        return status, _dumps(
-            {"error": {"message": message, "type": etype, "param": None, "code": code}}
-        )
+        return {"error": {"message": message, "type": etype, "param": None, "code": code}}
 
     async def _send_error(self, writer: asyncio.StreamWriter, api: str, fault: Fault) -> None:
         status = fault.status
@@ -913,10 +1014,10 @@ class FaultServer:
         _, payload = self._error_body(api, status, message)
         await self._send_full(writer, status, payload, extra=extra)
 
-    def _message_json(
-        self, api: str, body: dict[str, Any], text: str, turns: list[tuple[str, str]], finish: str
+    def message_json(
+        self, api: str, body: dict[str, Any], text: str, usage: Usage, finish: str
     ) -> dict[str, Any]:
-        n_in, n_out = self._usage(turns, text)
+        """A whole (not streamed) answer: a chat.completion or a Message."""
         model = body.get("model", "fake-model")
         n = next(self._ids)
         if api == "anthropic":
@@ -928,12 +1029,7 @@ class FaultServer:
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": "max_tokens" if finish == "length" else "end_turn",
                 "stop_sequence": None,
-                "usage": {
-                    "input_tokens": n_in,
-                    "output_tokens": n_out,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
-                },
+                "usage": usage.anthropic(),
             }
         return {
             "id": f"chatcmpl-fake{n:08d}",
@@ -948,20 +1044,15 @@ class FaultServer:
                     "finish_reason": finish,
                 }
             ],
-            "usage": {
-                "prompt_tokens": n_in,
-                "completion_tokens": n_out,
-                "total_tokens": n_in + n_out,
-            },
+            "usage": usage.openai(report_writes=self.openai_cache_writes),
             "system_fingerprint": None,
         }
 
     def _stream_events(
-        self, api: str, body: dict[str, Any], text: str, turns: list[tuple[str, str]], finish: str
+        self, api: str, body: dict[str, Any], text: str, usage: Usage, finish: str
     ) -> tuple[list[bytes], int]:
         """The SSE events of a streamed answer, and how many come before the first content."""
         pieces = [p for p in _WORD_BOUNDARY.split(text) if p]
-        n_in, n_out = self._usage(turns, text)
         model = body.get("model", "fake-model")
         n = next(self._ids)
         if api == "anthropic":
@@ -982,12 +1073,7 @@ class FaultServer:
                             "content": [],
                             "stop_reason": None,
                             "stop_sequence": None,
-                            "usage": {
-                                "input_tokens": n_in,
-                                "output_tokens": 1,
-                                "cache_creation_input_tokens": 0,
-                                "cache_read_input_tokens": 0,
-                            },
+                            "usage": usage.anthropic(output=1),
                         },
                     },
                 ),
@@ -1023,7 +1109,7 @@ class FaultServer:
                             "stop_reason": "max_tokens" if finish == "length" else "end_turn",
                             "stop_sequence": None,
                         },
-                        "usage": {"output_tokens": n_out},
+                        "usage": {"output_tokens": usage.output},
                     },
                 ),
                 event("message_stop", {"type": "message_stop"}),
@@ -1055,12 +1141,8 @@ class FaultServer:
         events += [chunk({"content": piece}) for piece in pieces]
         events.append(chunk({}, finish))
         if include_usage:
-            usage = {
-                "prompt_tokens": n_in,
-                "completion_tokens": n_out,
-                "total_tokens": n_in + n_out,
-            }
-            events.append(b"data: " + _dumps({**base, "choices": [], "usage": usage}) + b"\n\n")
+            final = usage.openai(report_writes=self.openai_cache_writes)
+            events.append(b"data: " + _dumps({**base, "choices": [], "usage": final}) + b"\n\n")
         events.append(b"data: [DONE]\n\n")
         return events, prelude
 
@@ -1087,11 +1169,11 @@ class FaultServer:
         api: str,
         body: dict[str, Any],
         text: str,
-        turns: list[tuple[str, str]],
+        usage: Usage,
         finish: str,
     ) -> None:
         if body.get("stream"):
-            events, _ = self._stream_events(api, body, text, turns, finish)
+            events, _ = self._stream_events(api, body, text, usage, finish)
             writer.write(self._sse_head())
             for event in events:
                 writer.write(self._chunk(event))
@@ -1099,7 +1181,7 @@ class FaultServer:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return
-        payload = _dumps(self._message_json(api, body, text, turns, finish))
+        payload = _dumps(self.message_json(api, body, text, usage, finish))
         await self._send_full(writer, 200, payload)
 
     async def _answer_broken(
@@ -1109,18 +1191,18 @@ class FaultServer:
         api: str,
         body: dict[str, Any],
         text: str,
-        turns: list[tuple[str, str]],
+        usage: Usage,
         kind: str,
         stream: bool,
     ) -> None:
         if stream:
-            events, prelude = self._stream_events(api, body, text, turns, "stop")
+            events, prelude = self._stream_events(api, body, text, usage, "stop")
             sent = events[: prelude + 2]
             # never send the whole stream: keep at least the terminal events back
             sent = sent[: max(prelude, min(len(sent), len(events) - 2))]
             writer.write(self._sse_head() + b"".join(self._chunk(e) for e in sent))
         else:
-            payload = _dumps(self._message_json(api, body, text, turns, "stop"))
+            payload = _dumps(self.message_json(api, body, text, usage, "stop"))
             head = self._head(
                 200,
                 [
@@ -1142,13 +1224,13 @@ class FaultServer:
         api: str,
         body: dict[str, Any],
         text: str,
-        turns: list[tuple[str, str]],
+        usage: Usage,
         stream: bool,
     ) -> None:
         if not stream:
             await self._send_full(writer, 200, MALFORMED_BODY)
             return
-        events, prelude = self._stream_events(api, body, text, turns, "stop")
+        events, prelude = self._stream_events(api, body, text, usage, "stop")
         if api == "anthropic":
             bad = b'event: content_block_delta\ndata: {"type": <<this is not json>>\n\n'
         else:
@@ -1171,6 +1253,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--instant", action="store_true", help="answer everything ok at once")
     parser.add_argument("--retry-after", default="1", help="Retry-After of scripted 429s")
     parser.add_argument("--default-plan", default=None, help='e.g. "429, ok"')
+    parser.add_argument(
+        "--token-unit", choices=TOKEN_UNITS, default="words", help="what usage counts as a token"
+    )
+    parser.add_argument(
+        "--cache-min-tokens", type=int, default=1024, help="shortest prompt prefix cached"
+    )
+    parser.add_argument(
+        "--seconds-per-request",
+        type=float,
+        default=None,
+        help="a virtual clock for the prompt cache, moved on this much per answer "
+        "(default: real time)",
+    )
+    parser.add_argument(
+        "--batch-polls", type=int, default=2, help="status polls after which a batch ends"
+    )
     args = parser.parse_args(argv)
 
     server = FaultServer(
@@ -1179,6 +1277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         instant=args.instant,
         raise_server_errors=False,
+        token_unit=args.token_unit,
+        cache_min_tokens=args.cache_min_tokens,
+        seconds_per_request=args.seconds_per_request,
+        batch_polls=args.batch_polls,
     )
     if args.default_plan:
         server.default_plan = args.default_plan

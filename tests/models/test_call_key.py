@@ -68,9 +68,7 @@ def test_the_key_is_the_hash_of_a_versioned_identity() -> None:
         "model": "local",
         "output": None,
         "context": None,
-        "request": REQUEST.model_dump(
-            mode="json", exclude={"stream", "cache_key", "shared_chars"}
-        ),
+        "request": REQUEST.model_dump(mode="json", exclude={"stream", "cache_key", "shared_chars"}),
     }
     assert CALL_KEY_VERSION == 2
     assert call_key(model, REQUEST) == sha256_hex(canonical_json(identity))

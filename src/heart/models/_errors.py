@@ -114,3 +114,48 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return text
+
+
+def status_error(status: int, message: str, *, retry_after: float | None = None) -> ModelCallError:
+    """An answer with HTTP error ``status`` (live, or a batch's line) as a ModelCallError."""
+    return ModelCallError(
+        f"HTTP {status}: {message}",
+        retryable=status_is_retryable(status),
+        retry_after=retry_after,
+        status=status,
+    )
+
+
+def translate_error(exc: Exception, secrets: Iterable[str]) -> ModelCallError:
+    """An SDK or transport exception as a ModelCallError the engine knows how to treat, with
+    every secret redacted from its message."""
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    message = redact(f"{type(exc).__name__}: {exc}", secrets)
+    if isinstance(status, int):
+        return status_error(
+            status, message, retry_after=retry_after_seconds(getattr(response, "headers", None))
+        )
+    cause = _transient_cause(exc)
+    if cause is not None:
+        return ModelCallError(message, retryable=True, cause=cause)
+    return ModelCallError(message, retryable=False)
+
+
+TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException"})
+CONNECTION_NAMES = frozenset({"APIConnectionError", "TransportError"})
+GARBLED_NAMES = frozenset({"APIResponseValidationError"})
+
+
+def _transient_cause(exc: Exception) -> Cause | None:
+    """Why a transient failure happened: a timeout, a refused, dropped or cut-off connection,
+    or a garbled body (the server's fault); None when the failure is not transient. SDK and
+    transport classes are matched by name, so no SDK needs importing here."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(exc, TimeoutError) or names & TIMEOUT_NAMES:
+        return Cause.TIMEOUT
+    if isinstance(exc, ConnectionError) or names & CONNECTION_NAMES:
+        return Cause.CONNECTION
+    if isinstance(exc, ValueError) or names & GARBLED_NAMES:  # JSONDecodeError included
+        return Cause.SERVER
+    return None

@@ -3,12 +3,17 @@ the engine (not the SDK) in charge of retries, and the client closed at the end.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from heart.config import ModelSpec
 from heart.models._batch import BatchAPI
-from heart.models._errors import ModelCallError
+from heart.models._errors import ModelCallError, translate_error
 from heart.models._keys import api_key
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class RemoteModel:
@@ -38,9 +43,38 @@ class RemoteModel:
                 raise ModelCallError(self.install_hint, retryable=False) from None
         return self._client
 
+    def failure(self, exc: Exception) -> ModelCallError:
+        """What an SDK exception means for the engine, the API key redacted."""
+        if isinstance(exc, ModelCallError):
+            return exc
+        return translate_error(exc, [self._secret])
+
     async def aclose(self) -> None:
         """Close the client; the next call opens a new one (each engine run has its own event
         loop, and a client belongs to the loop it was opened on)."""
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+
+
+class _OfModel(Protocol):
+    @property
+    def model(self) -> RemoteModel: ...
+
+
+S = TypeVar("S", bound=_OfModel)
+
+
+def translated(
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[S, P], Coroutine[Any, Any, T]]:
+    """A batch API method whose SDK errors become ModelCallErrors, as in live calls."""
+
+    @functools.wraps(method)
+    async def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        except Exception as exc:
+            raise self.model.failure(exc) from None
+
+    return wrapper

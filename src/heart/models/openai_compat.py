@@ -34,6 +34,9 @@ class OpenAICompatibleModel(RemoteModel):
     def __init__(self, spec: ModelSpec) -> None:
         super().__init__(spec)
         self.output_mode: str = spec.structured_output
+        from heart.models.openai_batch import OpenAIBatches
+
+        self.batches = OpenAIBatches(self)
 
     def _new_client(self, secret: str) -> Any:
         import openai
@@ -42,8 +45,8 @@ class OpenAICompatibleModel(RemoteModel):
             api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None
         )
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        client = self._connect()
+    def arguments(self, request: ChatRequest) -> dict[str, Any]:
+        """The body of a chat completion asking ``request``, live or in a batch."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump() for m in request.messages],
@@ -55,27 +58,21 @@ class OpenAICompatibleModel(RemoteModel):
             response_format = _response_format(self._spec, request.json_schema)
             if response_format is not None:
                 kwargs["response_format"] = response_format
+        if request.cache_key is not None and self._spec.prompt_cache != "off":
+            kwargs["prompt_cache_key"] = request.cache_key
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        client = self._connect()
+        kwargs = self.arguments(request)
         start = time.perf_counter()
         try:
             if request.stream:
                 return await self._streamed(client, kwargs, start)
             answer = await client.chat.completions.create(**kwargs)
-            if not answer.choices:
-                raise ModelCallError(
-                    "the answer has no choices", retryable=True, cause=Cause.SERVER
-                )
-            usage = answer.usage
-            return ChatResponse(
-                text=answer.choices[0].message.content or "",
-                tokens_in=usage.prompt_tokens if usage else 0,
-                tokens_out=usage.completion_tokens if usage else 0,
-                latency_ms=(time.perf_counter() - start) * 1000,
-                finish_reason=answer.choices[0].finish_reason,
-            )
-        except ModelCallError:
-            raise
+            return completion_answer(answer, latency_ms=(time.perf_counter() - start) * 1000)
         except Exception as exc:
-            raise translate_error(exc, [self._secret]) from None
+            raise self.failure(exc) from None
 
     async def _streamed(self, client: Any, kwargs: dict[str, Any], start: float) -> ChatResponse:
         stream = await client.chat.completions.create(
@@ -84,11 +81,10 @@ class OpenAICompatibleModel(RemoteModel):
         pieces: list[str] = []
         ttft: float | None = None
         finish: str | None = None
-        tokens_in: int | None = None
-        tokens_out: int | None = None
+        usage: Any = None
         async for chunk in stream:
             if chunk.usage is not None:
-                tokens_in, tokens_out = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
+                usage = chunk.usage
             for choice in chunk.choices:
                 if choice.delta and choice.delta.content:
                     if ttft is None:
@@ -101,51 +97,56 @@ class OpenAICompatibleModel(RemoteModel):
                 retryable=True,
                 cause=Cause.CONNECTION,
             )
-        return ChatResponse(
-            text="".join(pieces),
-            tokens_in=tokens_in,  # some servers (llama.cpp) do not report usage when streaming
-            tokens_out=tokens_out if tokens_out is not None else len(pieces),
+        # some servers (llama.cpp) do not report usage when streaming
+        return answer_of(
+            "".join(pieces),
+            finish,
+            usage,
+            unreported=(None, len(pieces)),
             ttft_ms=ttft,
             latency_ms=(time.perf_counter() - start) * 1000,
-            finish_reason=finish,
         )
 
 
-def translate_error(exc: Exception, secrets: list[str]) -> ModelCallError:
-    """An SDK or transport exception as a ModelCallError the engine knows how to treat."""
-    from heart.models._errors import redact, retry_after_seconds, status_is_retryable
+def completion_answer(
+    completion: Any, *, latency_ms: float = 0.0, batch_id: str | None = None
+) -> ChatResponse:
+    """The answer in a chat.completion (the SDK's object), live or from a batch's line."""
+    if not completion.choices:
+        raise ModelCallError("the answer has no choices", retryable=True, cause=Cause.SERVER)
+    choice = completion.choices[0]
+    return answer_of(
+        choice.message.content or "",
+        choice.finish_reason,
+        completion.usage,
+        latency_ms=latency_ms,
+        batch_id=batch_id,
+    )
 
-    status = getattr(exc, "status_code", None)
-    response = getattr(exc, "response", None)
-    name = type(exc).__name__
-    message = redact(f"{name}: {exc}", secrets)
-    if isinstance(status, int):
-        return ModelCallError(
-            f"HTTP {status}: {message}",
-            retryable=status_is_retryable(status),
-            retry_after=retry_after_seconds(getattr(response, "headers", None)),
-            status=status,
+
+def answer_of(
+    text: str,
+    finish: str | None,
+    usage: Any,
+    *,
+    unreported: tuple[int | None, int | None] = (0, 0),
+    **timing: Any,
+) -> ChatResponse:
+    """An answer from its text, finish reason and the server's ``usage`` report (plain,
+    streamed or batched); ``unreported`` are the token counts when there is no report. Cached
+    prompt tokens are among ``prompt_tokens``."""
+    if usage is None:
+        tokens_in, tokens_out = unreported
+        return ChatResponse(
+            text=text, tokens_in=tokens_in, tokens_out=tokens_out, finish_reason=finish, **timing
         )
-    cause = _transient_cause(exc)
-    if cause is not None:
-        return ModelCallError(message, retryable=True, cause=cause)
-    return ModelCallError(message, retryable=False)
-
-
-TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException"})
-CONNECTION_NAMES = frozenset({"APIConnectionError", "TransportError"})
-GARBLED_NAMES = frozenset({"APIResponseValidationError"})
-
-
-def _transient_cause(exc: Exception) -> Cause | None:
-    """Why a transient failure happened: a timeout, a refused, dropped or cut-off connection,
-    or a garbled body (the server's fault); None when the failure is not transient. SDK and
-    transport classes are matched by name, so no SDK needs importing here."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if isinstance(exc, TimeoutError) or names & TIMEOUT_NAMES:
-        return Cause.TIMEOUT
-    if isinstance(exc, ConnectionError) or names & CONNECTION_NAMES:
-        return Cause.CONNECTION
-    if isinstance(exc, ValueError) or names & GARBLED_NAMES:  # JSONDecodeError included
-        return Cause.SERVER
-    return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    return ChatResponse(
+        text=text,
+        tokens_in=usage.prompt_tokens,
+        tokens_out=usage.completion_tokens,
+        finish_reason=finish,
+        cached_tokens_in=getattr(details, "cached_tokens", None) or 0,
+        cache_write_tokens=getattr(details, "cache_write_tokens", None) or 0,
+        **timing,
+    )
