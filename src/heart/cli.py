@@ -1227,6 +1227,13 @@ def batches_cancel(
     with _study(study) as s:
         lines = cancel_batches(s, ids or [])
     _print_batches(lines, asked=True)
+    asked = sum(1 for line in lines if line.now is not None)
+    if asked:
+        say(
+            f"Asked to cancel {asked} {'batch' if asked == 1 else 'batches'}: the next run "
+            "keeps what they answered before stopping and sends the rest again.",
+            soft_wrap=True,
+        )
 
 
 def main() -> None:
