@@ -124,7 +124,7 @@ def test_unanswered_and_failed_requests_go_to_the_next_batch(
     summary = _run(store, _calls(_model(server, provider), 6, got), _spec())
     assert (summary.calls, summary.failed) == (6, 0)
     assert all(text and text.startswith("I hear") for text in got.values())
-    first, second = server.batches
+    _, second = server.batches
     again = len(second.requests)
     assert again == (1 if fault == "malformed-line" else 3)  # half expired or failed
     assert summary.retries == again
