@@ -158,6 +158,19 @@ def test_a_refused_batch_fails_its_calls_with_the_reason_and_keeps_nothing_open(
     assert (summary.calls, summary.failed) == (3, 0)
 
 
+def test_an_endpoint_without_a_batch_api_says_how_to_run_it_live(
+    store: Store, server: FaultServer
+) -> None:
+    server.fault_next_batch("refuse:404")
+    summary = _run(store, _calls(_model(server, "openai"), 2, {}), _spec())
+    assert summary.failed == 2
+    assert all(
+        r.endswith(f"if {server.openai_base_url} has no batch API, set its engine.endpoints "
+                   "entry to batch: false (or run without --batch)")
+        for r in summary.errors
+    ), summary.errors  # fmt: skip
+
+
 def test_a_refused_answer_is_asked_again_in_the_next_batch(
     store: Store, server: FaultServer
 ) -> None:

@@ -148,13 +148,21 @@ class Batcher:
                 if self.settings.failed_calls == "live":
                     self._go_live(asking)
                 else:
-                    reason = f"the provider refused the batch: {exc}"
-                    self.run.settle(asking, None, reason, exc.cause, None)
+                    self.run.settle(asking, None, self._refusal(exc), exc.cause, None)
             return
         await self._store(records.record_open, batch_id, remote_id)
         self.open[batch_id] = _Open(remote_id, keys)
         self.run.batches_open += 1
         self.waiting.update((a.key, a) for a in sending)
+
+    def _refusal(self, exc: ModelCallError) -> str:
+        reason = f"the provider refused the batch: {exc}"
+        if exc.status in (404, 405, 501):
+            reason += (
+                f"; if {self.model.endpoint} has no batch API, set its engine.endpoints "
+                "entry to batch: false (or run without --batch)"
+            )
+        return reason
 
     async def _check(self) -> None:
         """Poll every open batch once; take the results of those that finished."""
