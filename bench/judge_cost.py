@@ -563,7 +563,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        esconv = args.esconv or (SHARED_ESCONV if SHARED_ESCONV.is_dir() else demo_corpus(folder))
+        given = args.esconv or (SHARED_ESCONV if SHARED_ESCONV.is_dir() else demo_corpus(folder))
+        esconv = given.resolve()
         template, design_items, sample = build_template(folder, esconv, args.items)
         tick = DESIGN_ITEMS / len(sample) / args.live_rate
         offline = study_config(esconv, "http://127.0.0.1:9", batch=False)
