@@ -315,7 +315,9 @@ class BatchDesk:
                 return self._failed(record, api, 400, plan_error)
             if fault.kind == "status":
                 return self._failed(record, api, fault.status, f"scripted {fault.spec}")
-            if fault.kind in BROKEN_KINDS and not (fault.kind == "hang" and fault.seconds):
+            if fault.kind in BROKEN_KINDS and not (
+                fault.kind == "hang" and fault.seconds is not None
+            ):
                 return self._failed(record, api, 500, f"scripted {fault.spec} in a batch")
             text, finish, usage = server.reply(fault, api, body, record)
             record.status = 200

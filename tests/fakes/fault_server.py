@@ -115,11 +115,12 @@ As a process (benchmarks)::
 
     python -m tests.fakes.fault_server --port 0 --print-port [--instant] [--token-unit chars4]
         [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2]
+        [--default-plan "hang:0.05"] [--reply-fn tests.fakes.judge_verdicts:verdict_reply]
 
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
 every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
-options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request`` and
-``batch_polls``.
+options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request``,
+``batch_polls`` and ``reply_fn`` (``MODULE:NAME``, imported), and ``server.default_plan``.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import importlib
 import itertools
 import json
 import re
@@ -1243,6 +1245,18 @@ class FaultServer:
 # --------------------------------------------------------------------------- process mode
 
 
+def _imported(target: str) -> ReplyFn:
+    """The function ``MODULE:NAME`` names."""
+    module, sep, name = target.partition(":")
+    if not sep or not module or not name:
+        raise SystemExit(f"--reply-fn {target!r}: expected MODULE:NAME")
+    found = getattr(importlib.import_module(module), name, None)
+    if not callable(found):
+        raise SystemExit(f"--reply-fn {target!r}: {module} has no function {name}")
+    reply_fn: ReplyFn = found
+    return reply_fn
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.fakes.fault_server", description=__doc__.split("\n\n")[0]
@@ -1269,9 +1283,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--batch-polls", type=int, default=2, help="status polls after which a batch ends"
     )
+    parser.add_argument(
+        "--reply-fn",
+        default=None,
+        metavar="MODULE:NAME",
+        help="the function that writes each reply text (default: default_reply)",
+    )
     args = parser.parse_args(argv)
 
     server = FaultServer(
+        reply_fn=_imported(args.reply_fn) if args.reply_fn else None,
         retry_after=args.retry_after,
         host=args.host,
         port=args.port,

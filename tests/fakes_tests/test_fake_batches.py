@@ -246,6 +246,24 @@ def test_batch_markers_and_queued_faults_add_up(server: FaultServer) -> None:
     assert answer["choices"][0]["message"]["content"] == "I hear how hard this is. a"
 
 
+@pytest.mark.parametrize("delay", ["hang:0", "hang:0.05"])
+def test_a_slow_answer_in_a_batch_is_answered_at_once(delay: str) -> None:
+    """``hang:S`` delays a live answer by S seconds, zero included; a batch answers it."""
+    with FaultServer() as server:
+        server.default_plan = delay
+
+        async def go() -> str:
+            c = oai(server)
+            batch = await openai_batch(c, [line("a", "a"), line("b", "b")])
+            for _ in range(2):
+                done = await c.batches.retrieve(batch.id)
+            return str(done.status)
+
+        assert asyncio.run(go()) == "completed"
+        outcomes = [outcome for _, outcome in server.batches[0].outcomes]
+    assert [o.kind for o in outcomes] == ["ok", "ok"]
+
+
 def test_batch_answers_tick_the_virtual_clock() -> None:
     with FaultServer(seconds_per_request=10) as server:
 
