@@ -15,7 +15,7 @@ from heart.ids import completion_id
 from heart.items import item_from_row
 from heart.models import ChatRequest, ChatResponse, call_key, make_chat_model, usage_columns
 from heart.prompts import Prompt
-from heart.store import CompletionRow, ItemRow, now_iso
+from heart.store import CompletionRow, ItemRow, now_iso, row_for
 from heart.study import Study
 from heart.text_policy import refused_character
 from heart.transcript import render_transcript
@@ -89,9 +89,8 @@ def _recorder(
 
     def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         cid = completion_id(item.id, system.name)
-        row = session.get(CompletionRow, cid) or CompletionRow(
-            id=cid, item_id=item.id, system=system.name, contributor=""
-        )
+        row = row_for(session, CompletionRow, cid, item_id=item.id, system=system.name,
+                      contributor="")  # fmt: skip
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         text = clean_reply(response.text) if response else ""
         if response is not None:
@@ -103,7 +102,6 @@ def _recorder(
         row.status, row.text, row.error = (
             (Status.FAILED, "", error) if error else (Status.OK, text, None)
         )
-        session.merge(row)
         return error
 
     return record

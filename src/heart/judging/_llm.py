@@ -29,7 +29,16 @@ from heart.models import (
     usage_columns,
 )
 from heart.prompts import Prompt, load_prompt
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow, Store, SystemRow, now_iso
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgmentRow,
+    PairRow,
+    Store,
+    SystemRow,
+    now_iso,
+    row_for,
+)
 from heart.study import Study
 from heart.transcript import render_transcript
 from heart.types import Item, Order, Status
@@ -70,9 +79,8 @@ def _recorder(
 ) -> Callable[[Session, ChatResponse | None, str | None], str | None]:
     def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         jid = judgment_id(pair.id, judge.name, shown.order)
-        row = session.get(JudgmentRow, jid) or JudgmentRow(
-            id=jid, pair_id=pair.id, judge=judge.name, order=shown.order
-        )
+        row = row_for(session, JudgmentRow, jid, pair_id=pair.id, judge=judge.name,
+                      order=shown.order)  # fmt: skip
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         row.raw = response.text if response else None
         row.refused = [{"answer": a, "problem": p} for a, p in response.earlier] if response else []
@@ -95,7 +103,6 @@ def _recorder(
                 }
                 row.rationale = verdict.rationale.strip()
         row.status, row.error = (Status.FAILED, error) if error else (Status.OK, None)
-        session.merge(row)
         return error
 
     return record

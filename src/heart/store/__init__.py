@@ -2,7 +2,7 @@
 
 from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
 from heart.store._db import SchemaState, Store, now_iso, open_store, schema_state
-from heart.store._insert import add_if_missing
+from heart.store._insert import add_if_missing, row_for
 from heart.store._origin import imported_judgment
 from heart.store._own import pair_with_reply_by, reply_by
 from heart.store._tables import (
@@ -66,5 +66,6 @@ __all__ = [
     "open_store",
     "pair_with_reply_by",
     "reply_by",
+    "row_for",
     "schema_state",
 ]

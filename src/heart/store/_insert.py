@@ -3,12 +3,14 @@ verdict): INSERT ... ON CONFLICT DO NOTHING, so a race is no error and the row i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from heart.store._tables import Base
+
+RowT = TypeVar("RowT", bound=Base)
 
 
 def add_if_missing(session: Session, table: type[Base], **values: Any) -> None:
@@ -21,3 +23,15 @@ def add_if_missing(session: Session, table: type[Base], **values: Any) -> None:
         session.execute(sqlite.insert(table).values(**values).on_conflict_do_nothing())
     else:  # another database: look first (a race there can still conflict)
         session.merge(table(**values))
+
+
+def row_for(session: Session, table: type[RowT], key: str, **values: Any) -> RowT:
+    """The ``table`` row stored under ``key``, or a new one of ``values`` added to ``session``
+    for the caller to fill in. The lookup does not flush, so the new rows of one transaction
+    are inserted together when it commits."""
+    with session.no_autoflush:
+        row = session.get(table, key)
+    if row is None:
+        row = table(id=key, **values)
+        session.add(row)
+    return row

@@ -28,7 +28,7 @@ from heart.models import (
 from heart.plain import quotes
 from heart.prompts import Prompt
 from heart.sample import spread_sample
-from heart.store import ClassificationRow, CompletionRow, ItemRow, now_iso
+from heart.store import ClassificationRow, CompletionRow, ItemRow, now_iso, row_for
 from heart.strategies._identity import DEFAULT_CLASSIFIER, classifier_id
 from heart.strategies._taxonomy import Taxonomy, load_taxonomy
 from heart.study import Study
@@ -166,10 +166,8 @@ def _recorder(
 ) -> Recorder:  # fmt: skip
     def record(session: Session, response: ChatResponse | None, error: str | None) -> str | None:
         sid = classification_id(completion.id, classifier, taxonomy.hash)
-        row = session.get(ClassificationRow, sid) or ClassificationRow(
-            id=sid, completion_id=completion.id, classifier=classifier,
-            taxonomy_hash=taxonomy.hash,
-        )  # fmt: skip
+        row = row_for(session, ClassificationRow, sid, completion_id=completion.id,
+                      classifier=classifier, taxonomy_hash=taxonomy.hash)  # fmt: skip
         row.prompt_hash, row.call_hash, row.created_at = prompt.hash, key, now_iso()
         row.labels, row.raw = {}, response.text if response else None
         row.refused = [{"answer": a, "problem": p} for a, p in response.earlier] if response else []
@@ -183,7 +181,6 @@ def _recorder(
                 asks = 1 + len(response.earlier)
                 error = f"invalid classification after {asks} ask{'s' * (asks > 1)}: {exc}"
         row.status, row.error = (Status.FAILED, error) if error else (Status.OK, None)
-        session.merge(row)
         return error
 
     return record
