@@ -27,7 +27,11 @@ other 19 replies to an item are synthetic (one to three sentences, distinct per 
 The fake server (``--token-unit chars4``: a token is 4 characters) reports usage as each
 provider does, with a prompt cache of each provider's rules: OpenAI caches prompts of 1,024
 tokens or more automatically, in 128-token steps; Anthropic caches a ``cache_control`` prefix
-of 1,024 tokens or more; entries live 5 minutes from their last hit. Its judge
+of 1,024 tokens or more; entries live 5 minutes from their last hit. The output schema is
+billed as prompt tokens ahead of the system prompt (``--schema-tokens``), as the providers do:
+Anthropic's forced tool (its JSON, after the 313 tokens of tool-use instructions Anthropic adds
+for a forced tool), OpenAI's ``response_format`` schema (its JSON); every side sends it, and it
+belongs to every prefix a cache can hold. Its judge
 (tests/fakes/judge_verdicts.py) answers a valid verdict computed from the two replies shown and
 the model asked (a one-sentence rationale, about 55 tokens), so every side must get the same
 verdict for the same prompt; the benchmark checks that they do, prompt by prompt.
@@ -289,7 +293,7 @@ def fake_server(seconds_per_request: float, latency_s: float) -> Iterator[str]:
     URL, http://127.0.0.1:PORT."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.fault_server", "--port", "0", "--print-port",
-         "--token-unit", "chars4", "--cache-min-tokens", "1024",
+         "--token-unit", "chars4", "--cache-min-tokens", "1024", "--schema-tokens",
          "--seconds-per-request", str(seconds_per_request), "--batch-polls", "2",
          "--default-plan", f"hang:{latency_s}", "--reply-fn", REPLY_FN],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,

@@ -114,13 +114,13 @@ Recording
 As a process (benchmarks)::
 
     python -m tests.fakes.fault_server --port 0 --print-port [--instant] [--token-unit chars4]
-        [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2]
+        [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2] [--schema-tokens]
         [--default-plan "hang:0.05"] [--reply-fn tests.fakes.judge_verdicts:verdict_reply]
 
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
 every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
 options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request``,
-``batch_polls`` and ``reply_fn`` (``MODULE:NAME``, imported), and ``server.default_plan``.
+``batch_polls``, ``schema_tokens`` and ``reply_fn`` (``MODULE:NAME``, imported), and ``server.default_plan``.
 """
 
 from __future__ import annotations
@@ -423,6 +423,7 @@ class FaultServer:
         seconds_per_request: float | None = None,
         batch_polls: int = 2,
         openai_cache_writes: bool = False,
+        schema_tokens: bool = False,
     ) -> None:
         if batch_polls < 1:
             raise ValueError("batch_polls must be at least 1")
@@ -435,7 +436,10 @@ class FaultServer:
         self.raise_server_errors = raise_server_errors
         self.clock = Clock(seconds_per_request)
         self.prompt_cache = PromptCache(
-            unit=token_unit, min_tokens=cache_min_tokens, clock=self.clock
+            unit=token_unit,
+            min_tokens=cache_min_tokens,
+            clock=self.clock,
+            schema_tokens=schema_tokens,
         )
         self.batch_polls = batch_polls
         self.openai_cache_writes = openai_cache_writes
@@ -1284,6 +1288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--batch-polls", type=int, default=2, help="status polls after which a batch ends"
     )
     parser.add_argument(
+        "--schema-tokens",
+        action="store_true",
+        help="count tool definitions and output schemas as prompt tokens, as providers bill them",
+    )
+    parser.add_argument(
         "--reply-fn",
         default=None,
         metavar="MODULE:NAME",
@@ -1302,6 +1311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache_min_tokens=args.cache_min_tokens,
         seconds_per_request=args.seconds_per_request,
         batch_polls=args.batch_polls,
+        schema_tokens=args.schema_tokens,
     )
     if args.default_plan:
         server.default_plan = args.default_plan

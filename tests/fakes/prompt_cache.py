@@ -9,7 +9,11 @@ Tokens
     :class:`TokenUnit` ``"words"`` counts whitespace-separated words (the server's default) and
     ``"chars4"`` one token per 4 characters, rounded up, per message (closer to real
     tokenisers). A prompt's tokens are the sum over its turns (system, then messages); tool
-    definitions take part in a prefix's identity but count no tokens.
+    definitions take part in a prefix's identity but count no tokens, unless the cache is made
+    with ``schema_tokens``: then, as the providers bill them, an Anthropic request's tools
+    (their JSON, after the tool-use instructions a forced tool adds: 313 tokens) and an OpenAI
+    request's ``response_format`` schema (its JSON) are prompt tokens ahead of the system
+    prompt, part of every prefix that follows.
 
 OpenAI (automatic)
     Prompts of at least ``min_tokens`` tokens are cached in prefixes of ``min_tokens + k*128``
@@ -178,11 +182,22 @@ class _Prompt:
     turns: list[_Turn] = field(default_factory=list)
 
 
+FORCED_TOOL_TOKENS = 313
+AUTO_TOOL_TOKENS = 346
+"""The tool-use instructions Anthropic adds to a request with tools (Claude 4 models): with
+tool_choice any or tool, and with auto or none."""
+
+
 class PromptCache:
     """Prefixes a provider keeps, with their expiry (see module doc). Thread-safe."""
 
     def __init__(
-        self, *, unit: str = "words", min_tokens: int = 1024, clock: Clock | None = None
+        self,
+        *,
+        unit: str = "words",
+        min_tokens: int = 1024,
+        clock: Clock | None = None,
+        schema_tokens: bool = False,
     ) -> None:
         if unit not in TOKEN_UNITS:
             raise ValueError(f"token unit must be one of {', '.join(TOKEN_UNITS)}, not {unit!r}")
@@ -191,6 +206,7 @@ class PromptCache:
         self.unit = unit
         self.min_tokens = min_tokens
         self.clock = clock or Clock()
+        self.schema_tokens = schema_tokens
         self._entries: dict[str, tuple[float, float]] = {}  # prefix hash -> (expiry, ttl s)
         self._lock = threading.Lock()
 
@@ -207,7 +223,7 @@ class PromptCache:
 
     def usage(self, api: str, body: dict[str, Any], output: int) -> tuple[Usage, CacheAsk]:
         """The usage of answering ``body`` (``output`` tokens), updating the cache."""
-        prompt = _prompt_of(api, body)
+        prompt = _prompt_of(api, body, self._schema_text(api, body))
         total = sum(count_tokens(t.text, self.unit) for t in prompt.turns)
         if api == "anthropic":
             return self._anthropic(prompt, total, output)
@@ -215,8 +231,24 @@ class PromptCache:
 
     def plain_usage(self, api: str, body: dict[str, Any], output: int) -> Usage:
         """Usage without looking at the cache."""
-        prompt = _prompt_of(api, body)
+        prompt = _prompt_of(api, body, self._schema_text(api, body))
         return Usage(sum(count_tokens(t.text, self.unit) for t in prompt.turns), output)
+
+    def _schema_text(self, api: str, body: dict[str, Any]) -> str:
+        """The text standing for the prompt tokens of a request's tools or output schema."""
+        if not self.schema_tokens:
+            return ""
+        if api == "anthropic":
+            tools = body.get("tools") or []
+            if not tools:
+                return ""
+            choice = body.get("tool_choice") or {}
+            forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+            overhead = FORCED_TOOL_TOKENS if forced else AUTO_TOOL_TOKENS
+            filler = ("tool " if self.unit == "words" else "tool") * overhead
+            return filler + json.dumps(tools, sort_keys=True)
+        schema = body.get("response_format")
+        return json.dumps(schema, sort_keys=True) if isinstance(schema, dict) else ""
 
     def _openai(
         self, prompt: _Prompt, body: dict[str, Any], total: int, output: int
@@ -318,8 +350,10 @@ def _ttl(control: Any) -> str | None:
     return ttl if ttl in ("5m", "1h") else "5m"
 
 
-def _prompt_of(api: str, body: dict[str, Any]) -> _Prompt:
+def _prompt_of(api: str, body: dict[str, Any], schema: str = "") -> _Prompt:
     prompt = _Prompt(scope=json.dumps([api, body.get("model")]))
+    if schema:
+        prompt.turns.append(_Turn("tools", [(schema, None, "tools")]))
     if api == "anthropic":
         for tool in body.get("tools") or []:
             if isinstance(tool, dict):

@@ -156,3 +156,30 @@ def test_batched_answers_carry_cached_tokens(server: FaultServer, provider: str)
     cached = 228 if provider == "openai" else 350
     assert first.cached_tokens_in == 0 and second.cached_tokens_in == cached
     assert second.batch_id is not None and second.tokens_in == 352
+
+
+SCHEMA = {"type": "object", "properties": {"winner": {"type": "string", "enum": ["A", "B"]}},
+          "required": ["winner"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_an_output_schema_counts_in_the_cached_prefix_when_the_server_bills_it(
+    counted: bool,
+) -> None:
+    """A forced tool (Anthropic) and a response_format schema (OpenAI) are prompt tokens ahead
+    of the system prompt: a rubric shorter than the cache minimum is cached with them."""
+    rubric = "rubric " * 1010  # 1,010 words: below the minimum of 1,024 alone
+    with FaultServer(schema_tokens=counted) as server:
+        for model in (anthropic_model(server), openai_model(server)):
+
+            async def work(model: Any = model) -> list[ChatResponse]:
+                asks = [ask(f"reply {i}", system=rubric, json_schema=SCHEMA) for i in range(2)]
+                return [await model.complete(a) for a in asks]
+
+            first, second = run(model, work)
+            assert first.cached_tokens_in == 0
+            if counted:
+                assert (first.tokens_in or 0) > 1012 + 313 * (model.provider == "anthropic")
+                assert second.cached_tokens_in >= 1024
+            else:
+                assert (first.tokens_in, second.cached_tokens_in) == (1012, 0)
