@@ -120,7 +120,8 @@ As a process (benchmarks)::
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
 every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
 options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request``,
-``batch_polls``, ``schema_tokens`` and ``reply_fn`` (``MODULE:NAME``, imported), and ``server.default_plan``.
+``batch_polls``, ``schema_tokens`` and ``reply_fn`` (``MODULE:NAME``, imported), and
+``server.default_plan``.
 """
 
 from __future__ import annotations
