@@ -248,7 +248,10 @@ def test_every_reader_of_outside_text_takes_linear_time(path: str) -> None:
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_every_pattern_reads_128_kib_of_hostile_text_in_linear_time(name: str) -> None:
     pattern = PATTERNS[name]
-    assert _slow_shapes(lambda text: pattern.subn("", text)) == []
+    if isinstance(pattern.pattern, bytes):  # a reader of raw lines: the same text as bytes
+        assert _slow_shapes(lambda text: pattern.subn(b"", text.encode("utf-8"))) == []
+    else:
+        assert _slow_shapes(lambda text: pattern.subn("", text)) == []
 
 
 def test_every_pattern_in_heart_is_held_where_the_timing_test_finds_it() -> None:
