@@ -1,4 +1,4 @@
-"""The demo study end to end with the embedded model (on half its items, to keep the suite
+"""The demo study end to end with the embedded model (on a third of its items, to keep the suite
 short): report, reruns, export and import."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .helpers import heart, set_items
 # leave free, its fair share beside busy neighbours (four times as long beside three demo runs):
 # the timeout bounds a hang, not the machine's load.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
-N_ITEMS = 6  # of the demo's 12 regular items
+N_ITEMS = 4  # of the demo's 12 regular items
 
 
 @pytest.fixture(scope="module")
