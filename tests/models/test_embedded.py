@@ -101,7 +101,7 @@ def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:
     spec = JudgeSpec(name="j", family="huggingface", model=ModelSpec(provider="embedded"))
     prompt = load_prompt("judge-heart", JudgingSpec().prompt_version)
     replies = [item.reference, "That sounds so hard. What weighs on you most?", "ok."]
-    shown = [(0, 1), (2, 0)]  # each verdict needs the whole-vocabulary pass a few times
+    shown = [(2, 0)]  # this verdict needs the whole-vocabulary pass a few times
     requests = [judge_request(item, replies[a], replies[b], prompt, spec) for a, b in shown]
 
     model = EmbeddedModel("smollm2-135m-instruct-q4_1", n_ctx=4096)
