@@ -255,3 +255,30 @@ def test_a_submission_cut_off_before_its_id_was_kept_is_found_and_not_sent_again
     assert (summary.calls, summary.failed, len(server.batches)) == (3, 0, 1)
     [found] = stored_batches(store, everything=True)
     assert (found.id, found.remote_id, found.state) == (cut.id, server.batches[0].id, "ended")
+
+
+def test_a_cut_off_submission_is_told_apart_from_the_studys_other_batches_of_its_size(
+    store: Store, server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anthropic keeps no label: the batch found is the one of that size the store does not
+    hold already, even when another of the same size was sent a moment before."""
+    from heart.engine import _batch_store
+
+    model = _model(server, "anthropic")
+    assert _run(store, _calls(model, 2, {}), _spec()).failed == 0  # a batch of 2, recorded
+    kept = _batch_store.record_open
+
+    def die(*_args: object) -> None:
+        raise _Killed
+
+    other = [
+        Call(model=c.model, request=c.request.model_copy(update={"max_tokens": 64}),
+             group=c.group, on_result=c.on_result, price=c.price)
+        for c in _calls(model, 2, {})
+    ]  # fmt: skip
+    monkeypatch.setattr(_batch_store, "record_open", die)
+    with pytest.raises(_Killed):
+        _run(store, other, _spec())
+    monkeypatch.setattr(_batch_store, "record_open", kept)
+    summary = _run(store, other, _spec())
+    assert (summary.calls, summary.failed, len(server.batches)) == (2, 0, 2)  # none sent twice

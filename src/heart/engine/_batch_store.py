@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 
@@ -40,6 +41,12 @@ class Held:
 
 def new_batch_id() -> str:
     return f"hb-{uuid.uuid4().hex[:24]}"
+
+
+def earlier(stamp: str, seconds: float) -> str:
+    """The ISO 8601 time ``seconds`` before ``stamp``."""
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) - timedelta(seconds=seconds)
+    return moment.isoformat()
 
 
 def _outcome(row: BatchCallRow) -> Outcome:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 from heart.engine import _batch_store as records
@@ -23,6 +24,7 @@ from heart.models import BatchAPI, BatchStatus, ChatModel
 from heart.models._errors import Cause, ModelCallError
 
 T = TypeVar("T")
+CLOCK_SKEW_S = 300  # how far a provider's clock may be behind ours when it stamps a batch
 
 
 @dataclass
@@ -101,13 +103,13 @@ class Batcher:
             return True
         remote_id = held.remote_id
         if remote_id is None:  # the submission was cut off before its id was recorded
-            view = next(
-                (b for b in await self._store(records.stored_batches) if b.id == held.batch_id),
-                None,
-            )
+            stored = await self._store(partial(records.stored_batches, everything=True))
+            view = next((b for b in stored if b.id == held.batch_id), None)
+            known = frozenset(b.remote_id for b in stored if b.remote_id is not None)
             if view is not None:
+                since = records.earlier(view.submitted_at, CLOCK_SKEW_S)
                 remote_id = await self._provider(
-                    lambda: self.api.find(held.batch_id, view.total, view.submitted_at)
+                    lambda: self.api.find(held.batch_id, view.total, since, known)
                 )
             if remote_id is None:
                 await self._store(

@@ -59,9 +59,12 @@ class BatchAPI(Protocol):
         """Create a batch of ``requests`` ((custom_id, request) pairs); returns its remote id."""
         ...
 
-    async def find(self, label: str, total: int, since: str) -> str | None:
+    async def find(
+        self, label: str, total: int, since: str, known: frozenset[str] = frozenset()
+    ) -> str | None:
         """The remote id of a batch of ``total`` requests created at or after ``since`` (ISO
-        8601, UTC) under ``label``, when the provider shows one; else None."""
+        8601, UTC) under ``label``, when the provider shows one; else None. Batches in
+        ``known`` (those the store already holds) are never the answer."""
         ...
 
     async def status(self, remote_id: str) -> BatchStatus: ...

@@ -49,16 +49,18 @@ class AnthropicBatches:
         return str(batch.id)
 
     @translated
-    async def find(self, label: str, total: int, since: str) -> str | None:
-        """The one batch of ``total`` requests created at or after ``since``; None when there
-        is none, or several (then which is ours cannot be told)."""
+    async def find(
+        self, label: str, total: int, since: str, known: frozenset[str] = frozenset()
+    ) -> str | None:
+        """The one batch of ``total`` requests created at or after ``since`` and not
+        ``known``; None when there is none, or several (then which is ours cannot be told)."""
         client = self.model._connect()
         floor = since_seconds(since)
         found: list[str] = []
         async for batch in client.messages.batches.list(limit=100):
             if batch.created_at.timestamp() < floor:
                 break  # newest first: the rest are older
-            if _size(batch.request_counts) == total:
+            if _size(batch.request_counts) == total and str(batch.id) not in known:
                 found.append(str(batch.id))
         return found[0] if len(found) == 1 else None
 

@@ -64,16 +64,19 @@ class OpenAIBatches:
         return str(batch.id)
 
     @translated
-    async def find(self, label: str, total: int, since: str) -> str | None:
+    async def find(
+        self, label: str, total: int, since: str, known: frozenset[str] = frozenset()
+    ) -> str | None:
         """The newest batch under ``label`` with ``total`` requests (or none counted yet, as
-        while it is validated) created at or after ``since``."""
+        while it is validated) created at or after ``since``, and not ``known``."""
         client = self.model._connect()
         floor = since_seconds(since)
         async for batch in client.batches.list(limit=100):
             if batch.created_at < floor:
                 break  # newest first: the rest are older
             counted = batch.request_counts.total if batch.request_counts else 0
-            if (batch.metadata or {}).get(LABEL) == label and counted in (total, 0):
+            mine = (batch.metadata or {}).get(LABEL) == label and counted in (total, 0)
+            if mine and str(batch.id) not in known:
                 return str(batch.id)
         return None
 
