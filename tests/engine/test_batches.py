@@ -282,3 +282,75 @@ def test_a_cut_off_submission_is_told_apart_from_the_studys_other_batches_of_its
     monkeypatch.setattr(_batch_store, "record_open", kept)
     summary = _run(store, other, _spec())
     assert (summary.calls, summary.failed, len(server.batches)) == (2, 0, 2)  # none sent twice
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_submission_whose_answer_was_lost_is_found_not_sent_again(
+    store: Store, server: FaultServer, provider: str
+) -> None:
+    """The provider made the batch, but its answer never came: the batch is looked for, found
+    and polled; a blind retry would have paid for every call twice."""
+    from heart.models._errors import ModelCallError
+
+    model = _model(server, provider)
+    api = model.batches
+    assert api is not None
+    made = api.submit
+
+    async def lost(*args: Any, **kwargs: Any) -> str:
+        await made(*args, **kwargs)
+        raise ModelCallError("the connection dropped", retryable=True)
+
+    api.submit = lost  # type: ignore[method-assign]
+    got: dict[str, str | None] = {}
+    summary = _run(store, _calls(model, 3, got), _spec())
+    assert (summary.calls, summary.failed, len(server.batches)) == (3, 0, 1)
+    assert len(got) == 3 and all(got.values())
+
+
+def test_a_run_without_batches_collects_what_a_stopped_batch_run_submitted(
+    store: Store, server: FaultServer
+) -> None:
+    server.fault_next_batch("slow:1000")
+
+    async def stop_once_open() -> None:
+        calls = _calls(_model(server, "openai"), 3, {})
+        task = asyncio.create_task(Engine(store, _spec()).run(calls, label="ask"))
+        while not stored_batches(store) or stored_batches(store)[0].state != "open":
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stop_once_open())
+    server.batches[0].polls_to_end = server.batches[0].polls + 1
+    live = _spec().model_copy(update={"batch": BatchSettings(enabled=False, poll_s=0.01)})
+    got: dict[str, str | None] = {}
+    summary = _run(store, _calls(_model(server, "openai"), 3, got), live)
+    assert (summary.calls, summary.failed, len(got)) == (3, 0, 3)
+    assert _live_paths(server) == [] and len(server.batches) == 1  # nothing asked twice
+
+
+def test_a_batch_its_provider_no_longer_knows_is_sent_again(
+    store: Store, server: FaultServer
+) -> None:
+    from heart.models._errors import ModelCallError
+
+    model = _model(server, "anthropic")
+    api = model.batches
+    assert api is not None
+    status = api.status
+    lost: list[str] = []
+
+    async def forgetful(remote_id: str) -> Any:
+        if not lost:
+            lost.append(remote_id)
+            raise ModelCallError("HTTP 404: no such batch", retryable=False, status=404)
+        return await status(remote_id)
+
+    api.status = forgetful  # type: ignore[method-assign]
+    got: dict[str, str | None] = {}
+    summary = _run(store, _calls(model, 2, got), _spec())
+    assert (summary.calls, summary.failed, len(server.batches)) == (2, 0, 2)
+    first = next(b for b in stored_batches(store, everything=True) if b.remote_id == lost[0])
+    assert first.state == "failed" and "the provider lost it" in first.detail

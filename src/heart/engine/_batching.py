@@ -11,6 +11,7 @@ answer the stage's check refuses is asked again in the next batch, as live answe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +48,7 @@ class Batcher:
         self.reserved: dict[str, float] = {}  # budget held per key until its result
         self.open: dict[str, _Open] = {}  # by heart's batch id
         self.live: list[asyncio.Task[None]] = []
+        self.failed_submits = 0
 
     async def _provider(self, action: Callable[[], Awaitable[T]]) -> T:
         """One batch API request under the endpoint's retry policy."""
@@ -83,34 +85,48 @@ class Batcher:
                 ready.append(asking)
         held = await self._store(records.held_calls, [a.key for a in ready])
         fresh: list[Asking] = []
+        adopted: dict[str, bool | ModelCallError] = {}  # decided once per batch
         for asking in ready:
             found = held.get(asking.key)
             if found is None:
                 fresh.append(asking)
-            elif found.outcome is not None:
+                continue
+            if found.outcome is not None:
                 self._take(asking, found.batch_id, found.outcome)
-            elif await self._adopt(found):
+                continue
+            if found.batch_id not in adopted:
+                adopted[found.batch_id] = await self._adopt(found)
+            verdict = adopted[found.batch_id]
+            if isinstance(verdict, ModelCallError):
+                reason = (
+                    f"batch {found.batch_id} could not be looked up ({verdict}); its calls are "
+                    "not sent again, and the next run looks again"
+                )
+                self.run.settle(asking, None, reason, verdict.cause, None)
+            elif verdict:
                 self.waiting[asking.key] = asking
+                self.open[found.batch_id].keys.append(asking.key)
             else:
                 fresh.append(asking)
         for start in range(0, len(fresh), self.settings.size):
             await self._submit(fresh[start : start + self.settings.size])
 
-    async def _adopt(self, held: Held) -> bool:
-        """Wait on a batch an earlier run submitted; False when it never reached the provider
-        (its calls are then sent again)."""
+    async def _adopt(self, held: Held) -> bool | ModelCallError:
+        """Wait on a batch an earlier run submitted: True; False when it never reached the
+        provider (its calls are then sent again); the provider's error when whether it did
+        cannot be told now."""
         if held.batch_id in self.open:
             return True
         remote_id = held.remote_id
         if remote_id is None:  # the submission was cut off before its id was recorded
             stored = await self._store(partial(records.stored_batches, everything=True))
             view = next((b for b in stored if b.id == held.batch_id), None)
-            known = frozenset(b.remote_id for b in stored if b.remote_id is not None)
-            if view is not None:
-                since = records.earlier(view.submitted_at, CLOCK_SKEW_S)
-                remote_id = await self._provider(
-                    lambda: self.api.find(held.batch_id, view.total, since, known)
-                )
+            if view is None or view.state != "submitting":
+                return False
+            try:
+                remote_id = await self._confirm(held.batch_id, view.total, view.submitted_at)
+            except ModelCallError as exc:
+                return exc
             if remote_id is None:
                 await self._store(
                     records.record_refused, held.batch_id,
@@ -118,10 +134,16 @@ class Batcher:
                 )  # fmt: skip
                 return False
             await self._store(records.record_open, held.batch_id, remote_id)
-        keys = await self._store(records.batch_keys, held.batch_id)
-        self.open[held.batch_id] = _Open(remote_id, keys)
+        self.open[held.batch_id] = _Open(remote_id)
         self.run.batches_open += 1
         return True
+
+    async def _confirm(self, batch_id: str, total: int, submitted_at: str) -> str | None:
+        """The provider's id of a batch whose submission got no answer, if it was made."""
+        stored = await self._store(partial(records.stored_batches, everything=True))
+        known = frozenset(b.remote_id for b in stored if b.remote_id is not None)
+        since = records.earlier(submitted_at, CLOCK_SKEW_S)
+        return await self._provider(lambda: self.api.find(batch_id, total, since, known))
 
     async def _submit(self, chunk: list[Asking]) -> None:
         sending: list[Asking] = []
@@ -139,23 +161,49 @@ class Batcher:
             return
         batch_id = records.new_batch_id()
         keys = [a.key for a in sending]
-        await self._store(records.record_submitting, batch_id, self.model, self.run.label, keys)
+        stamp = await self._store(
+            records.record_submitting, batch_id, self.model, self.run.label, keys
+        )
         requests = [(a.key, a.request) for a in sending]
-        try:
-            remote_id = await self._provider(lambda: self.api.submit(requests, batch_id))
-        except ModelCallError as exc:
-            await self._store(records.record_refused, batch_id, str(exc))
-            for asking in sending:
-                self.run.committed -= self.reserved.pop(asking.key, 0.0)
-                if self.settings.failed_calls == "live":
-                    self._go_live(asking)
-                else:
-                    self.run.settle(asking, None, self._refusal(exc), exc.cause, None)
-            return
+        try:  # one try: a lost answer is looked for before anything is sent again
+            remote_id: str | None = await asyncio.wait_for(
+                self.api.submit(requests, batch_id), self.policy.timeout_s
+            )
+        except (ModelCallError, TimeoutError) as exc:
+            error = exc if isinstance(exc, ModelCallError) else ModelCallError(
+                f"no answer to the batch submission in {self.policy.timeout_s:g} s",
+                retryable=True, cause=Cause.TIMEOUT,
+            )  # fmt: skip
+            remote_id = None
+            if error.retryable:
+                with contextlib.suppress(ModelCallError):
+                    remote_id = await self._confirm(batch_id, len(keys), stamp)
+            if remote_id is None:
+                await self._refused(batch_id, sending, error)
+                return
+        assert remote_id is not None
         await self._store(records.record_open, batch_id, remote_id)
         self.open[batch_id] = _Open(remote_id, keys)
         self.run.batches_open += 1
         self.waiting.update((a.key, a) for a in sending)
+
+    async def _refused(self, batch_id: str, sending: list[Asking], error: ModelCallError) -> None:
+        """A submission the provider refused, or that cannot be found after a lost answer:
+        its calls are asked again (when that can help), live, or fail with the reason."""
+        await self._store(records.record_refused, batch_id, str(error))
+        self.failed_submits += 1
+        for asking in sending:
+            if error.retryable:
+                why = f"the batch could not be submitted: {error}"
+                self._take(asking, batch_id, Outcome("missing", error=why, cause=error.cause))
+                continue
+            self.run.committed -= self.reserved.pop(asking.key, 0.0)
+            if self.settings.failed_calls == "live":
+                self._go_live(asking)
+            else:
+                self.run.settle(asking, None, self._refusal(error), error.cause, None)
+        if error.retryable:  # wait before sending them again, as for a failed live call
+            await asyncio.sleep(self.policy.delay(self.failed_submits, error, self.run.rng))
 
     def _refusal(self, exc: ModelCallError) -> str:
         reason = f"the provider refused the batch: {exc}"
@@ -179,7 +227,7 @@ class Batcher:
                 else:
                     results = []
             except ModelCallError as exc:
-                self._unreachable(batch_id, batch, exc)
+                await self._unreachable(batch_id, batch, exc)
                 continue
             if not status.finished:
                 await self._store(records.record_status, batch_id, status)
@@ -187,17 +235,27 @@ class Batcher:
             outcomes = await self._store(records.record_results, batch_id, status, results)
             del self.open[batch_id]
             self.run.batches_open -= 1
-            for key, outcome in outcomes.items():
+            for key in batch.keys:
                 asking = self.waiting.pop(key, None)
                 if asking is not None:
+                    outcome = outcomes.get(key, Outcome("missing"))
                     self._take(asking, batch_id, _whole(outcome, status))
         self.run.report()
 
-    def _unreachable(self, batch_id: str, batch: _Open, exc: ModelCallError) -> None:
+    async def _unreachable(self, batch_id: str, batch: _Open, exc: ModelCallError) -> None:
         """A batch whose state cannot be read stays open in the store for the next run; its
-        calls fail for this one."""
+        calls fail for this one. One its provider no longer knows is over: its calls are
+        asked again."""
         del self.open[batch_id]
         self.run.batches_open -= 1
+        if exc.cause is Cause.NOT_FOUND:
+            await self._store(records.record_refused, batch_id, f"the provider lost it: {exc}")
+            for key in batch.keys:
+                asking = self.waiting.pop(key, None)
+                if asking is not None:
+                    why = f"the provider no longer knows batch {batch_id}: {exc}"
+                    self._take(asking, batch_id, Outcome("missing", error=why, cause=exc.cause))
+            return
         reason = (
             f"batch {batch_id} could not be checked ({exc}); it stays open, and the next run "
             "collects its results"

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from heart.config import EngineSpec, ProviderName
+from heart.engine._batch_store import held_calls
 from heart.engine._calls import Call, Progress, ProgressFn, RunSummary, estimated_tokens_in
 from heart.engine._limits import EndpointLimits
 from heart.engine._plan import batched
@@ -255,8 +256,14 @@ class Engine:
                     run.twins.setdefault(call.key, []).append(call)
                 else:
                     fresh[call.key] = call
-            live = [Asking(c, c.request) for c in fresh.values() if not batched(c, self.spec)]
-            in_batches = [Asking(c, c.request) for c in fresh.values() if batched(c, self.spec)]
+            # a call a batch holds is collected from it, whether or not this run batches
+            held = await asyncio.to_thread(held_calls, self.store, list(fresh))
+            to_batch = {
+                key for key, c in fresh.items()
+                if batched(c, self.spec) or (key in held and c.model.batches is not None)
+            }  # fmt: skip
+            live = [Asking(c, c.request) for key, c in fresh.items() if key not in to_batch]
+            in_batches = [Asking(c, c.request) for key, c in fresh.items() if key in to_batch]
             await asyncio.gather(
                 *(run.live(asking) for asking in live), run_batches(run, in_batches)
             )
