@@ -5,17 +5,16 @@ should."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from heart.models import BatchResult, BatchStatus
 from heart.models._errors import Cause, ModelCallError
 from tests.fakes.fault_server import FaultServer
-from tests.models.wire import SINCE, anthropic_model, ask, run
+from tests.models.wire import IDS, SINCE, anthropic_model, ask, drive, run
 
 pytest.importorskip("anthropic")
-
-IDS = [f"{i:064x}" for i in range(1, 7)]
 
 
 @pytest.fixture
@@ -24,20 +23,8 @@ def server() -> Iterator[FaultServer]:
         yield fault_server
 
 
-def _drive(server: FaultServer, texts: list[str], *, polls: int = 2, fault: str | None = None):
-    model = anthropic_model(server)
-    if fault is not None:
-        server.fault_next_batch(fault)
-
-    async def work() -> tuple[str, list[BatchStatus], list[BatchResult]]:
-        assert model.batches is not None
-        remote = await model.batches.submit(
-            [(IDS[i], ask(text)) for i, text in enumerate(texts)], label="b1"
-        )
-        seen = [await model.batches.status(remote) for _ in range(polls)]
-        return remote, seen, await model.batches.results(remote)
-
-    return run(model, work)
+def _drive(server: FaultServer, texts: list[str], **options: Any) -> Any:
+    return drive(anthropic_model(server), server, texts, **options)
 
 
 def test_a_batch_answers_as_live_calls_do_and_is_billed_as_a_batch(server: FaultServer) -> None:

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from heart.models import BatchResult, BatchStatus
 from heart.models._errors import Cause, ModelCallError
 from tests.fakes.fault_server import PROSE_TEXT, FaultServer
-from tests.models.wire import SINCE, ask, openai_model, run
+from tests.models.wire import IDS, SINCE, ask, drive, openai_model, run
 
 pytest.importorskip("openai")
-
-IDS = [f"{i:064x}" for i in range(1, 7)]
 
 
 @pytest.fixture
@@ -24,21 +23,8 @@ def server() -> Iterator[FaultServer]:
         yield fault_server
 
 
-def _drive(server: FaultServer, texts: list[str], *, polls: int = 2, fault: str | None = None):
-    """Submit one request per text, poll ``polls`` times, read the results."""
-    model = openai_model(server)
-    if fault is not None:
-        server.fault_next_batch(fault)
-
-    async def work() -> tuple[str, list[BatchStatus], list[BatchResult]]:
-        assert model.batches is not None
-        remote = await model.batches.submit(
-            [(IDS[i], ask(text)) for i, text in enumerate(texts)], label="b1"
-        )
-        seen = [await model.batches.status(remote) for _ in range(polls)]
-        return remote, seen, await model.batches.results(remote)
-
-    return run(model, work)
+def _drive(server: FaultServer, texts: list[str], **options: Any) -> Any:
+    return drive(openai_model(server), server, texts, **options)
 
 
 def test_a_batch_answers_as_live_calls_do_and_is_billed_as_a_batch(server: FaultServer) -> None:

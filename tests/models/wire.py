@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from heart.config import ModelSpec
-from heart.models import ChatRequest, Message
+from heart.models import BatchResult, BatchStatus, ChatRequest, Message
 from heart.models._remote import RemoteModel
 from heart.models.anthropic import AnthropicModel
 from heart.models.openai_compat import OpenAICompatibleModel
@@ -15,6 +15,7 @@ from tests.fakes.fault_server import FaultServer
 
 T = TypeVar("T")
 SINCE = "2000-01-01T00:00:00Z"
+IDS = [f"{i:064x}" for i in range(1, 7)]  # custom ids both providers accept
 
 
 def openai_model(server: FaultServer, **spec: Any) -> OpenAICompatibleModel:
@@ -51,3 +52,27 @@ def run(model: RemoteModel, work: Callable[[], Awaitable[T]]) -> T:
             await model.aclose()
 
     return asyncio.run(go())
+
+
+def drive(
+    model: RemoteModel,
+    server: FaultServer,
+    texts: list[str],
+    *,
+    polls: int = 2,
+    fault: str | None = None,
+) -> tuple[str, list[BatchStatus], list[BatchResult]]:
+    """Submit one request per text as a batch of ``model`` (the next batch fault set first),
+    poll it ``polls`` times, and read its results."""
+    if fault is not None:
+        server.fault_next_batch(fault)
+
+    async def work() -> tuple[str, list[BatchStatus], list[BatchResult]]:
+        assert model.batches is not None
+        remote = await model.batches.submit(
+            [(IDS[i], ask(text)) for i, text in enumerate(texts)], label="b1"
+        )
+        seen = [await model.batches.status(remote) for _ in range(polls)]
+        return remote, seen, await model.batches.results(remote)
+
+    return run(model, work)
