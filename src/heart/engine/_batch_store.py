@@ -32,11 +32,14 @@ class Outcome:
 @dataclass(frozen=True)
 class Held:
     """A call a batch holds: still open in batch ``batch_id`` (``remote_id`` None while its
-    submission is unconfirmed), or finished with a non-retryable ``outcome`` not yet used."""
+    submission is unconfirmed), or finished with a non-retryable ``outcome`` not yet used;
+    ``total`` and ``submitted_at`` are its batch's, to find an unconfirmed one by."""
 
     batch_id: str
     remote_id: str | None
     outcome: Outcome | None
+    total: int = 0
+    submitted_at: str = ""
 
 
 def new_batch_id() -> str:
@@ -73,7 +76,9 @@ def held_calls(store: Store, keys: Sequence[str]) -> dict[str, Held]:
                 if call.state == "open" and batch.state not in OPEN_STATES:
                     continue
                 outcome = None if call.state == "open" else _outcome(call)
-                found[call.call_key] = Held(batch.id, batch.remote_id, outcome)
+                found[call.call_key] = Held(
+                    batch.id, batch.remote_id, outcome, batch.total, batch.submitted_at
+                )
     return found
 
 

@@ -119,12 +119,8 @@ class Batcher:
             return True
         remote_id = held.remote_id
         if remote_id is None:  # the submission was cut off before its id was recorded
-            stored = await self._store(partial(records.stored_batches, everything=True))
-            view = next((b for b in stored if b.id == held.batch_id), None)
-            if view is None or view.state != "submitting":
-                return False
             try:
-                remote_id = await self._confirm(held.batch_id, view.total, view.submitted_at)
+                remote_id = await self._confirm(held.batch_id, held.total, held.submitted_at)
             except ModelCallError as exc:
                 return exc
             if remote_id is None:
