@@ -10,12 +10,12 @@ the seat is still this rater's and not done; an expired seat someone else took i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import CursorResult, and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import CursorResult, and_, bindparam, case, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -67,6 +67,7 @@ class _SeatState(Protocol):
 
 
 Seat = TypeVar("Seat", bound=_SeatState)
+Claimed = TypeVar("Claimed")
 
 NO_CAP = 2**31 - 1
 """The per-person cap when the study sets none."""
@@ -172,6 +173,39 @@ def _held(session: Session, params: dict[str, object]) -> str | None:
     return held
 
 
+def _claim_params(
+    rater: str, kind: str, now: float, seconds: float, cap: int | None
+) -> dict[str, object]:
+    if kind not in (WRITE, JUDGE, LABEL):
+        raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
+    return {
+        "p_kind": kind, "p_rater": rater, "p_now": now, "p_expires": now + seconds,
+        "p_cap": NO_CAP if cap is None else cap,
+    }  # fmt: skip
+
+
+def _claimed(
+    store: Store, params: dict[str, object], then: Callable[[Session, str], Claimed]
+) -> Claimed | None:
+    """``then`` of the seat the rater holds or has just claimed, run in the claim's own
+    transaction; None when no work is left for them."""
+    for _ in range(20):
+        with store.session() as session:
+            held = _held(session, params)
+            if held:
+                return then(session, held)
+            try:
+                taken = session.execute(_TAKE, params).scalar()
+            except IntegrityError:
+                session.rollback()  # the same rater raced itself for one target: look again
+                continue
+            if taken:
+                return then(session, str(taken))
+            if session.scalar(_ANY_LEFT, params) is None:
+                return None
+    return None
+
+
 def claim(
     store: Store, rater: str, kind: str, *, now: float, seconds: float, cap: int | None = None
 ) -> str | None:
@@ -180,32 +214,23 @@ def claim(
     touched and that holds no reply they wrote. None when no work is left for them: none left
     at all, ``cap`` tasks already taken, or excluded by quality control. Seats of the least
     filled targets go first."""
-    if kind not in (WRITE, JUDGE, LABEL):
-        raise TaskRefused(f"unknown kind of task {kind!r}; use write, judge or label")
-    params = {
-        "p_kind": kind, "p_rater": rater, "p_now": now, "p_expires": now + seconds,
-        "p_cap": NO_CAP if cap is None else cap,
-    }  # fmt: skip
-    for _ in range(20):
-        with store.session() as session:
-            held = _held(session, params)
-            if held:
-                return held
-            try:
-                taken = session.execute(_TAKE, params).scalar()
-            except IntegrityError:
-                session.rollback()  # the same rater raced itself for one target: look again
-                continue
-            if taken:
-                return str(taken)
-            if session.scalar(_ANY_LEFT, params) is None:
-                return None
-    return None
+    return _claimed(store, _claim_params(rater, kind, now, seconds, cap), lambda _, seat: seat)
+
+
+def claim_task(
+    store: Store, rater: str, kind: str, *, now: float, seconds: float, cap: int | None = None
+) -> Task | None:
+    """The page of the seat `claim` gives ``rater``, read in the claim's own transaction (one
+    transaction where a claim and then `load_task` take two)."""
+    params = _claim_params(rater, kind, now, seconds, cap)
+    return _claimed(store, params, lambda session, seat: _page(session, rater, seat))
 
 
 _OPEN_TARGETS = select(func.count(func.distinct(TaskRow.target))).where(
     TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN
 )
+_OPEN_TO = _OPEN_TARGETS.scalar_subquery() + case((_HELD.exists(), 1), else_=0)
+"""How many tasks of p_kind p_rater could still take at p_now (see open_to)."""
 
 
 def open_to(store: Store, rater: str, kind: str, *, now: float) -> int:
@@ -214,8 +239,36 @@ def open_to(store: Store, rater: str, kind: str, *, now: float) -> int:
     excluded). Others' claims change it, so it is an estimate of the work left to them."""
     params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP}
     with store.session() as session:
-        held = session.scalar(_HELD, params) is not None
-        return int(session.scalar(_OPEN_TARGETS, params) or 0) + held
+        return int(session.scalar(select(_OPEN_TO), params) or 0)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a rater stands at one of their seats: the seats they submitted (of every kind,
+    checks included) and the seconds those took from serving to sending, when this seat was
+    served, and the tasks of its kind still open to them (see open_to)."""
+
+    done: int
+    spent: float
+    served_at: float | None
+    open: int
+
+
+_MINE_DONE = and_(TaskRow.rater_id == bindparam("p_rater"), TaskRow.done)
+_STANDING = select(
+    select(func.count(TaskRow.id)).where(_MINE_DONE).scalar_subquery(),
+    select(func.sum(TaskRow.submitted_at - TaskRow.served_at)).where(_MINE_DONE).scalar_subquery(),
+    select(TaskRow.served_at).where(TaskRow.id == bindparam("p_task")).scalar_subquery(),
+    _OPEN_TO,
+)
+
+
+def standing(store: Store, rater: str, task: str, kind: str, *, now: float) -> Standing:
+    """Where ``rater`` stands at their seat ``task`` of ``kind``, read in one query."""
+    params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP, "p_task": task}
+    with store.session() as session:
+        done, spent, served, open_ = session.execute(_STANDING, params).one()
+    return Standing(int(done), float(spent or 0.0), served, int(open_ or 0))
 
 
 def _open_seat(seat: Seat | None, rater: str) -> Seat:
@@ -254,7 +307,11 @@ def load_task(store: Store, rater: str, task: str) -> Task:
     attention check shows the original reply beside a plain one, and in ``instruction`` the
     choice it asks for (the answer stored as expected, so older seats ask for theirs too)."""
     with store.session() as session:
-        row = _open_seat(session.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
+        return _page(session, rater, task)
+
+
+def _page(session: Session, rater: str, task: str) -> Task:
+    row = _open_seat(session.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
     replies: list[str] = []
     if row.kind == JUDGE and row.check:
         first = row.reference if row.check == GOLD else ATTENTION_REPLY

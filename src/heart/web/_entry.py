@@ -30,7 +30,7 @@ def _signed_in(request: Request, rater: str, entry: str) -> Response:
 @router.get("/")
 def landing(request: Request) -> Response:
     session = current_rater(request)
-    consented = session is not None and _journey.steps_done(request, session.rater)[0]
+    consented = session is not None and _journey.steps_done(request, session)[0]
     return render(request, "landing.html", signed_in=session is not None, consented=consented)
 
 

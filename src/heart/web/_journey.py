@@ -11,11 +11,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from sqlalchemy import func, select, update
+from sqlalchemy import update
 
 from heart.config import PeopleSpec
-from heart.people import CHOICES, JUDGE, KINDS, TaskRefused, open_to, plain_text
-from heart.store import ConsentRow, PracticeRow, Store, TaskRow, add_if_missing, now_iso
+from heart.people import CHOICES, JUDGE, KINDS, TaskRefused, plain_text, standing
+from heart.store import ConsentRow, PracticeRow, Store, add_if_missing, now_iso
 from heart.web._forms import Form, read_form
 from heart.web._guide import (
     DEFAULT_CONSENT,
@@ -46,20 +46,18 @@ AFTER_CONSENT = (*(f"/{kind}" for kind in KINDS), "/instructions")
 """Where the consent page may send a person on (anything else: the start page)."""
 
 
-def steps_done(request: Request, rater: str) -> tuple[bool, bool]:
-    """Whether ``rater`` has accepted the consent page as it reads now (a changed text is
-    asked again), and answered the practice pair."""
-    with web(request).study.store.session() as s:
-        consent = s.get(ConsentRow, rater)
-        practised = s.get(PracticeRow, rater) is not None
-    current = consent is not None and consent.text_hash == consent_hash(consent_text(request))
-    return current, practised
+def steps_done(request: Request, session: RaterSession) -> tuple[bool, bool]:
+    """Whether the rater of ``session`` has accepted the consent page as it reads now (a
+    changed text is asked again), and answered the practice pair (as the store said when the
+    request came in, see current_rater)."""
+    current = session.consent_hash == consent_hash(consent_text(request))
+    return current, session.practised
 
 
 def gate(request: Request, session: RaterSession, kind: str) -> Response | None:
     """Where a person goes before a task of ``kind``: the consent page until they accept it,
     and before judging the instructions and practice pair until they answer it; else None."""
-    consented, practised = steps_done(request, session.rater)
+    consented, practised = steps_done(request, session)
     if not consented:
         return see_other(f"/consent?next=/{kind}")
     if kind == JUDGE and not practised:
@@ -87,19 +85,12 @@ def progress(store: Store, people: PeopleSpec, rater: str, task: str, kind: str)
     ``kind`` still open to them, at most ``people.tasks_per_person``. The time is what their
     submitted tasks took (served to sent) and this one since it was served."""
     now = time.time()
-    with store.session() as s:
-        done, spent = s.execute(
-            select(func.count(), func.sum(TaskRow.submitted_at - TaskRow.served_at)).where(
-                TaskRow.rater_id == rater, TaskRow.done
-            )
-        ).one()
-        served = s.scalar(select(TaskRow.served_at).where(TaskRow.id == task))
-    done = int(done)
-    m = done + open_to(store, rater, kind, now=now)
+    at = standing(store, rater, task, kind, now=now)
+    m = at.done + at.open
     if people.tasks_per_person is not None:
         m = min(m, people.tasks_per_person)
-    seconds = float(spent or 0.0) + (now - served if served else 0.0)
-    return Progress(done + 1, max(m, done + 1), max(0, int(seconds)))
+    seconds = at.spent + (now - at.served_at if at.served_at else 0.0)
+    return Progress(at.done + 1, max(m, at.done + 1), max(0, int(seconds)))
 
 
 def consent_text(request: Request) -> str:
@@ -161,7 +152,7 @@ def instructions_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    consented, practised = steps_done(request, session.rater)
+    consented, practised = steps_done(request, session)
     if not consented:
         return see_other("/consent?next=/instructions")
     config = web(request).study.config
@@ -199,7 +190,7 @@ def practice_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    if not steps_done(request, session.rater)[0]:
+    if not steps_done(request, session)[0]:
         return see_other("/consent?next=/instructions")
     return _practice_page(request, session)
 
@@ -211,7 +202,7 @@ def practice_submit(request: Request, form: FormDep) -> Response:
     if not isinstance(session, RaterSession):
         return session
     state = web(request)
-    if not steps_done(request, session.rater)[0]:
+    if not steps_done(request, session)[0]:
         return see_other("/consent?next=/instructions")
     choice = form.get("choice")
     try:

@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from heart.config import PeopleSpec
-from heart.people import KINDS, sync_tasks
-from heart.store import CompletionRow, ItemRow, PairRow, Store
+from heart.people import KINDS, LABEL, sync_tasks
+from heart.store import CompletionRow, ItemRow, PairRow, Store, TaskRow
 from heart.types import Status
 
 log = logging.getLogger("heart.web")
@@ -25,11 +25,15 @@ SEAT_REFRESH = 10.0
 """Seconds between looks for new work while the server runs."""
 
 Sources = tuple[int, int, int]
-"""How many items, pairs and valid replies the store holds: what seats are made from."""
+"""How many items, pairs and valid replies the store holds: what seats are made from (replies
+only while the label sample has room, see seat_sources)."""
 
 
-def seat_sources(store: Store) -> Sources:
-    """The store's items, pairs and valid replies, counted in one query."""
+def seat_sources(store: Store, people: PeopleSpec) -> Sources:
+    """The store's items and pairs, and its valid replies while the label sample has room for
+    them, counted in one query. A full sample (``people.label_completions`` replies seated for
+    labels, or none wanted) takes no more replies, so a reply people write while the server
+    runs changes nothing here and costs no sync."""
     counts = (
         select(func.count()).select_from(ItemRow).scalar_subquery(),
         select(func.count()).select_from(PairRow).scalar_subquery(),
@@ -37,17 +41,21 @@ def seat_sources(store: Store) -> Sources:
         .select_from(CompletionRow)
         .where(CompletionRow.status == Status.OK)
         .scalar_subquery(),
+        select(func.count(func.distinct(TaskRow.target)))
+        .where(TaskRow.kind == LABEL)
+        .scalar_subquery(),
     )
     with store.session() as s:
-        items, pairs, replies = s.execute(select(*counts)).one()
-    return int(items), int(pairs), int(replies)
+        items, pairs, replies, sampled = s.execute(select(*counts)).one()
+    room = int(sampled) < people.label_completions
+    return int(items), int(pairs), int(replies) if room else 0
 
 
 @dataclass
 class Seats:
     """Adds the seats the store's new items, pairs and replies call for, and remembers when it
     last added some (for the admin page). Safe to call from any thread; a look that finds
-    nothing new costs one query."""
+    nothing new costs one query and waits for no other look."""
 
     store: Store
     people: PeopleSpec
@@ -62,8 +70,10 @@ class Seats:
     def refresh(self) -> bool:
         """Add the missing seats when the store's items, pairs or replies changed since the
         last look; whether any were added."""
+        if seat_sources(self.store, self.people) == self._seen:
+            return False  # the common case, without queueing behind a sync in another thread
         with self._lock:
-            sources = seat_sources(self.store)
+            sources = seat_sources(self.store, self.people)
             if sources == self._seen:
                 return False
             try:

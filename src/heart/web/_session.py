@@ -25,11 +25,14 @@ SECRET_FILE = ".heart-secret"
 @dataclass(frozen=True)
 class RaterSession:
     """Who is signed in: a rater id, how they came in (invite or prolific), and a nonce that
-    the CSRF token is derived from."""
+    the CSRF token is derived from; once checked against the store, the hash of the consent
+    text they accepted (None: none yet) and whether they answered the practice pair."""
 
     rater: str
     entry: str
     nonce: str
+    consent_hash: str | None = None
+    practised: bool = False
 
 
 def same(given: str | None, expected: str) -> bool:

@@ -3,7 +3,7 @@ helpers that read the signed-in rater and render a page."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +11,9 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
-from heart.store import RaterRow
+from heart.store import ConsentRow, PracticeRow, RaterRow
 from heart.study import Study
 from heart.web._seats import Seats
 from heart.web._session import RATER_COOKIE, RaterSession, Signer
@@ -46,15 +46,27 @@ def web(request: Request) -> WebState:
     return state
 
 
+_STEPS = (
+    select(RaterRow.id, ConsentRow.text_hash, PracticeRow.rater_id)
+    .outerjoin(ConsentRow, ConsentRow.rater_id == RaterRow.id)
+    .outerjoin(PracticeRow, PracticeRow.rater_id == RaterRow.id)
+    .where(RaterRow.id == bindparam("p_rater"))
+)
+"""A rater, the consent they accepted and their practice answer: one query every page runs."""
+
+
 def current_rater(request: Request) -> RaterSession | None:
-    """The signed-in rater, if the cookie is valid and the rater is still in the store."""
+    """The signed-in rater, if the cookie is valid and the rater is still in the store, with
+    the consent they accepted and whether they practised (read in the same query)."""
     state = web(request)
     session = state.signer.read_rater(request.cookies.get(RATER_COOKIE))
     if session is None:
         return None
     with state.study.store.session() as s:
-        known = s.scalar(select(RaterRow.id).where(RaterRow.id == session.rater))
-    return session if known else None
+        row = s.execute(_STEPS, {"p_rater": session.rater}).one_or_none()
+    if row is None:
+        return None
+    return replace(session, consent_hash=row.text_hash, practised=row.rater_id is not None)
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -24,8 +24,7 @@ from heart.people import (
     WRITE,
     Task,
     TaskRefused,
-    claim,
-    load_task,
+    claim_task,
     rater_decision,
     submit_judgment,
     submit_labels,
@@ -56,7 +55,6 @@ CHECKLIST = {
 }
 """What a judge confirms before sending: key → the reminder shown."""
 
-CLAIM_ATTEMPTS = 5
 NONE = "yes"
 """The value of the labelling page's "None of these" box."""
 SAVED_SECONDS = 300
@@ -65,22 +63,13 @@ Submit = Callable[[WebState, str, str, Form, float], None]
 
 
 def _claim(state: WebState, rater: str, kind: str) -> Task | None:
-    """The rater's seat of ``kind`` to show, or None when no work is left for them. A seat
-    submitted in between (the same person in another tab) gives way to the next one."""
+    """The rater's seat of ``kind`` to show, claimed and read in one transaction, or None when
+    no work is left for them."""
     people = state.study.config.people
-    for attempt in range(CLAIM_ATTEMPTS):
-        task = claim(
-            state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
-            cap=people.tasks_per_person,
-        )  # fmt: skip
-        if task is None:
-            return None
-        try:
-            return load_task(state.study.store, rater, task)
-        except TaskRefused:
-            if attempt == CLAIM_ATTEMPTS - 1:
-                raise
-    return None
+    return claim_task(
+        state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
+        cap=people.tasks_per_person,
+    )  # fmt: skip
 
 
 def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
