@@ -1065,6 +1065,14 @@ def serve(
             "admin page opens).",
         ),
     ] = 10.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Server processes sharing the port (more than 1 needs the store on "
+            "PostgreSQL); up to 40 requests run at once over all of them.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the web app where people write, judge and label (needs the web extra and a system
     of kind human in the study file, which people's replies belong to).
@@ -1077,36 +1085,30 @@ def serve(
     own); before judging they read the instructions and answer a practice pair, never counted.
 
     The admin token comes from HEART_ADMIN_TOKEN, else a fresh one is printed once; the session
-    secret from HEART_SECRET, else from the study's .heart-secret (made on first use)."""
-    import os
-    import secrets
-
+    secret from HEART_SECRET, else from the study's .heart-secret (made on first use). With
+    --workers N every process takes the same token and secret, so a session, form or admin
+    cookie made by one holds in all; on several machines, give each the same HEART_SECRET and
+    HEART_ADMIN_TOKEN. Each log line names the process that wrote it."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
-        from heart.web import create_app, study_secret
+        from heart.web._serve import prepare, run, serve_secrets
     except ImportError as exc:
         raise HeartError(
             f"the web app needs the web extra ({exc.name} is missing): "
             "pip install 'heart-bench[web]'"
         ) from None
-    given = os.environ.get("HEART_ADMIN_TOKEN")
-    token = given or secrets.token_urlsafe(24)
-    if len(token) < 16:
-        raise HeartError("HEART_ADMIN_TOKEN must be at least 16 characters; use a random one")
-    secret_text = os.environ.get("HEART_SECRET")
-    if secret_text is not None and len(secret_text) < 16:
-        raise HeartError("HEART_SECRET must be at least 16 characters; use a random one")
-    secret = secret_text.encode("utf-8") if secret_text else study_secret(study)
-    web_app = create_app(study, admin_token=token, secret=secret, seat_refresh=seat_refresh)
-    if given:
+    keys = serve_secrets(study)
+    web_app = prepare(study, seat_refresh=seat_refresh, workers=workers, keys=keys)
+    if keys.token_given:
         say(
             f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>",
             soft_wrap=True,
         )
     else:
-        say(f"admin: http://{host}:{port}/admin?token={token}", soft_wrap=True)
-    uvicorn.run(web_app, host=host, port=port, log_level="info")
+        say(f"admin: http://{host}:{port}/admin?token={keys.token}", soft_wrap=True)
+    run(study, web_app, host=host, port=port, seat_refresh=seat_refresh, workers=workers,
+        keys=keys)  # fmt: skip
 
 
 @raters_app.command("invite")

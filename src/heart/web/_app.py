@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from anyio import to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
@@ -25,6 +26,9 @@ from heart.web._seats import SEAT_REFRESH, Seats
 from heart.web._session import Signer
 from heart.web._state import HERE, WebState, make_templates, message, sentence
 
+THREADS = 40
+"""Requests the server runs at once, shared out over its processes: each request runs on a
+thread of its process and, while it uses the store, holds one of its connections."""
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -63,12 +67,18 @@ class SecurityHeaders:
 
 
 def create_app(
-    study_root: Path, *, admin_token: str, secret: bytes, seat_refresh: float = SEAT_REFRESH
+    study_root: Path,
+    *,
+    admin_token: str,
+    secret: bytes,
+    seat_refresh: float = SEAT_REFRESH,
+    threads: int = THREADS,
 ) -> FastAPI:
     """The app over the study in ``study_root``: every seat of human work is added to the store
     now, so links work as soon as the server is up, and seats for items, pairs and replies
     stored later are added every ``seat_refresh`` seconds (and whenever someone finds no work
-    left, or opens the admin page); uvicorn's access log leaves secrets out."""
+    left, or opens the admin page); uvicorn's access log leaves secrets out. It runs up to
+    ``threads`` requests at once."""
     if len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
     study = open_study(study_root)
@@ -86,6 +96,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        to_thread.current_default_thread_limiter().total_tokens = threads
         async with seats.running():
             yield
         study.close()
