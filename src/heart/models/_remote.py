@@ -5,25 +5,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from heart.config import ModelSpec
 from heart.models._batch import BatchAPI
 from heart.models._errors import ModelCallError, translate_error
 from heart.models._keys import api_key
+from heart.models._protocol import ChatModel
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
 class RemoteModel:
-    """Base of the HTTP providers; subclasses say which SDK client to build."""
+    """Base of the HTTP providers; subclasses say which SDK client to build. A model served by
+    several replicas is named by its first; each replica is a model of its own, reaching one
+    server, that the engine sends calls to."""
 
     install_hint = ""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.model = spec.model
         self.endpoint = spec.endpoint
+        urls = spec.replicas
+        replicas = (self,) if len(urls) == 1 else tuple(type(self)(spec.at(u)) for u in urls)
+        self.replicas = cast("tuple[ChatModel, ...]", replicas)  # each a subclass's ChatModel
         self.context_window: int | None = None  # the server's own
         self.batches: BatchAPI | None = None  # set by subclasses whose provider has one
         self._spec = spec
@@ -55,6 +61,9 @@ class RemoteModel:
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+        for replica in self.replicas:
+            if id(replica) != id(self):
+                await replica.aclose()
 
 
 class _OfModel(Protocol):

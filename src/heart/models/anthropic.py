@@ -31,7 +31,8 @@ class AnthropicModel(RemoteModel):
         self._sampling: set[str] = set()
         from heart.models.anthropic_batch import AnthropicBatches
 
-        self.batches = AnthropicBatches(self)
+        if len(self.replicas) == 1:  # replicas answer live (a batch API is one server's)
+            self.batches = AnthropicBatches(self)
 
     def _new_client(self, secret: str) -> Any:
         import anthropic

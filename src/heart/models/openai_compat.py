@@ -36,7 +36,8 @@ class OpenAICompatibleModel(RemoteModel):
         self.output_mode: str = spec.structured_output
         from heart.models.openai_batch import OpenAIBatches
 
-        self.batches = OpenAIBatches(self)
+        if len(self.replicas) == 1:  # replicas answer live (a batch API is one server's)
+            self.batches = OpenAIBatches(self)
 
     def _new_client(self, secret: str) -> Any:
         import openai
