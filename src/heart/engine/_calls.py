@@ -228,7 +228,9 @@ ProgressFn = Callable[[Progress], None]
 class PlannedModel:
     """What a dry run expects to spend on one model at one endpoint; ``estimated`` of the new
     calls ask about work not done yet (their prompts, and so tokens in, are estimates);
-    ``batch``: priced at the batch price, as the calls go through the provider's batch API."""
+    ``batch``: priced at the batch price, as the calls go through the provider's batch API;
+    ``replicas``: the URLs of the servers the calls are spread over, when the model's base_url
+    lists several (the first is ``endpoint``)."""
 
     provider: str
     endpoint: str
@@ -240,3 +242,4 @@ class PlannedModel:
     max_cost_usd: float
     estimated: int = 0
     batch: bool = False
+    replicas: tuple[str, ...] = ()
