@@ -544,7 +544,8 @@ DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the calls, tokens and cost this would spend, per endpoint and model; call "
+        help="Print the calls, tokens and cost this would spend, per endpoint (with a model's "
+        "replicas) and model; call "
         "nothing. Work the earlier stages have not done yet is projected (items, replies, "
         "verdicts) and the calls that read it are counted as estimates.",
     ),

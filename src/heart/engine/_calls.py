@@ -206,9 +206,9 @@ class Progress:
     """Where a stage's calls stand: ``done`` of ``total`` recorded, ``fresh`` of them answered
     by a model in this run (the rest from the cache), and what those cost; ``batches_open``
     provider batches the run is waiting on; ``replicas`` what each replica of a model served by
-    several did so far. The engine reports on the thread that runs it,
-    once at the start, after every stored batch of results, at each check on open provider
-    batches, and once ``finished``."""
+    several did so far. The engine reports on the thread that runs it, once at the start, after
+    every stored batch of results, at each check on open provider batches, and once
+    ``finished``."""
 
     stage: str
     done: int
