@@ -269,3 +269,31 @@ def test_a_setting_named_by_a_list_or_mapping_is_refused_with_its_line(key: str,
     assert str(err.value) == (
         f"s.yaml line 2: a {kind} is used as a setting's name; a name is plain text"
     )
+
+
+def test_a_bad_url_in_a_list_of_replicas_names_the_field_its_index_and_line() -> None:
+    text = """name: x
+systems:
+  - name: local
+    kind: model
+    family: f
+    model:
+      provider: openai
+      model: m
+      base_url:
+        - http://127.0.0.1:8001/v1
+        - 127.0.0.1:8002
+"""
+    with pytest.raises(ConfigError) as err:
+        parse_study(text, "study.yaml")
+    assert str(err.value) == (
+        "study.yaml line 11: 'systems.0.model.base_url.1': '127.0.0.1:8002' is not an http(s) "
+        "URL like http://127.0.0.1:8000/v1"
+    )
+    twice = text.replace("127.0.0.1:8002", "HTTP://127.0.0.1:8001/v1/")
+    with pytest.raises(ConfigError, match=r"line 11: 'systems.0.model.base_url.1': names the "):
+        parse_study(twice, "study.yaml")
+    config = parse_study(text.replace("- 127.0.0.1:8002", "- http://127.0.0.1:8002/v1/"))
+    model = config.systems[0].model
+    assert model is not None and model.endpoint == "http://127.0.0.1:8001/v1"
+    assert model.replicas == ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1")

@@ -14,7 +14,7 @@ import asyncio
 import importlib.util
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -456,13 +456,17 @@ async def _probe(uses: list[ModelUse], timeout_s: float) -> Probe:
 
 
 def probe_models(config: StudyConfig, uses: list[ModelUse]) -> list[Probe]:
-    """One minimal call per model, endpoint and way of asking (streamed, or for JSON), all at
-    once, each within its endpoint's timeout and without retries."""
+    """One minimal call per model, endpoint (each replica of a model that lists several) and
+    way of asking (streamed, or for JSON), all at once, each within its endpoint's timeout and
+    without retries."""
     groups: dict[tuple[str, str, str, bool, bool], list[ModelUse]] = {}
-    for use in uses:
-        spec = use.spec
-        key = (spec.provider, spec.endpoint, spec.model, use.stream, use.structured)
-        groups.setdefault(key, []).append(use)
+    for each in uses:
+        replicas = each.spec.replicas
+        for url in replicas:
+            use = replace(each, spec=each.spec.at(url)) if len(replicas) > 1 else each
+            spec = use.spec
+            key = (spec.provider, spec.endpoint, spec.model, use.stream, use.structured)
+            groups.setdefault(key, []).append(use)
 
     def timeout(use: ModelUse) -> float:
         return config.engine.settings(use.spec.provider, use.spec.endpoint).timeout_s
@@ -508,9 +512,10 @@ def check_study(root: str | Path, *, probe: bool = False) -> CheckReport:
     report.notes.extend(store.notes)
     report.checked.extend(store.checked + found)
     models = {(u.spec.provider, u.spec.endpoint, u.spec.model) for u in uses}
+    endpoints = {url for u in uses for url in u.spec.replicas}
     keys = {v for v in (key_variable(u.spec) for u in uses) if v is not None}
     report.checked.append(
-        f"{_count(len(models), 'model')} at {_count(len({m[1] for m in models}), 'endpoint')}, "
+        f"{_count(len(models), 'model')} at {_count(len(endpoints), 'endpoint')}, "
         f"{_count(len(keys), 'API key variable')} checked"
     )
     if probe:

@@ -121,6 +121,15 @@ def _study(root: Path, *, read_only: bool = False, batch: bool = False) -> Itera
         yield study
 
 
+def progress_label(report: Progress) -> str:
+    """The stage, the provider batches it waits on, and the calls each replica answered."""
+    from heart.engine import replica_lines
+
+    waiting = f" ({report.batches_open} batches open)" if report.batches_open else ""
+    replicas = "; ".join(replica_lines(report.replicas))
+    return report.stage + waiting + (f" · {replicas}" if replicas else "")
+
+
 class ProgressBar:
     """Draws the engine's progress reports: one bar per stage with rate, ETA, tokens and cost."""
 
@@ -142,10 +151,9 @@ class ProgressBar:
             self.bar.start()
         elapsed = self.bar.tasks[self.task].elapsed or 0.0
         rate = f"{report.fresh / elapsed * 60:.0f}/min" if elapsed > 0 and report.fresh else ""
-        waiting = f" ({report.batches_open} batches open)" if report.batches_open else ""
         self.bar.update(self.task, completed=report.done, total=report.total, rate=rate,
                         tokens=report.tokens, cost=report.cost_usd,
-                        description=report.stage + waiting)  # fmt: skip
+                        description=progress_label(report))  # fmt: skip
         if report.finished:
             self.bar.stop()
             self.bar = None
@@ -484,11 +492,16 @@ def _command(stage: str, study: Path) -> str:
 def _print_calls(stage: str, done: str, calls: RunSummary, what: str, command: str) -> bool:
     """One line per stage: what was done, how many calls, from cache, failed. Then, when some
     calls got no answer, the failures by cause with their fix and the command that asks again
-    for just those; returns whether every call was answered."""
+    for just those; returns whether every call was answered. A model served by replicas gets a
+    line of what each answered."""
+    from heart.engine import replica_lines
+
     say(
         f"{stage}: {done}, {calls.calls} model calls ({calls.cached} from cache, "
         f"{calls.failed} failed)"
     )
+    for line in replica_lines(calls.replicas):
+        say(f"  answered by replicas: {line}", soft_wrap=True)
     if calls.failed:
         _print_failures(calls, what)
     if calls.not_started:
@@ -531,7 +544,8 @@ DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the calls, tokens and cost this would spend, per endpoint and model; call "
+        help="Print the calls, tokens and cost this would spend, per endpoint (with a model's "
+        "replicas) and model; call "
         "nothing. Work the earlier stages have not done yet is projected (items, replies, "
         "verdicts) and the calls that read it are counted as estimates.",
     ),
@@ -567,7 +581,8 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
             )
         for p in stage.models:
             counts = (p.calls, p.cached, p.calls - p.cached, p.estimated)
-            table.add_row(p.provider, p.endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
+            endpoint = "\n".join(p.replicas) if p.replicas else p.endpoint
+            table.add_row(p.provider, endpoint, p.model, *map(str, counts), f"{p.tokens_in:,}",
                           f"{p.max_tokens_out:,}", f"{p.max_cost_usd:.4f}",
                           "batch" if p.batch else "list")  # fmt: skip
         if not stage.models:

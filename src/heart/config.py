@@ -42,6 +42,14 @@ class FieldProblem(ValueError):
         self.loc = loc
 
 
+class EntryProblem(ValueError):
+    """A list setting whose entry ``index`` is wrong, placed at that entry (for its line)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
 class Price(Strict):
     """US dollars per million tokens, at list price; a batch call is billed ``batch_share`` of it.
 
@@ -122,10 +130,11 @@ class ModelSpec(Strict):
     model: str = Field(
         "smollm2-135m-instruct-q4_1", description="the model name the provider knows it by"
     )
-    base_url: str | None = Field(
+    base_url: str | list[str] | None = Field(
         None,
         description="the endpoint's URL, as in http://127.0.0.1:8000/v1 (unset: the "
-        "provider's public API)",
+        "provider's public API); or a list of URLs, one per replica serving the same model, "
+        "over which calls are spread (the first URL names the model in call keys and records)",
     )
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the API key"
@@ -151,20 +160,58 @@ class ModelSpec(Strict):
         "prompt_cache_key per item), or 'off' to send neither",
     )
 
-    @field_validator("base_url")
+    @field_validator("base_url", mode="before")
     @classmethod
-    def _callable_url(cls, url: str | None) -> str | None:
-        if url is not None:
+    def _callable_urls(cls, url: object) -> object:
+        if url is None or isinstance(url, str):
+            if url is not None:
+                _callable(url)
+            return url
+        if not isinstance(url, list | tuple):
+            raise ValueError("expected a URL, or a list of URLs (one per replica)")
+        if not url:
+            raise ValueError("the list of replicas is empty; give at least one URL")
+        seen: dict[str, int] = {}
+        for index, entry in enumerate(url):
+            if not isinstance(entry, str):
+                raise EntryProblem(index, f"expected a URL, got {entry!r}")
             try:
-                normalise_base_url(url)
-            except BadBaseUrl as exc:
-                raise ValueError(str(exc)) from None
-        return url
+                key = _callable(entry)
+            except ValueError as exc:
+                raise EntryProblem(index, str(exc)) from None
+            if key in seen:
+                raise EntryProblem(
+                    index, f"names the replica of entry {seen[key]} again ({key}); keep one"
+                )
+            seen[key] = index
+        return list(url)
 
     @property
     def endpoint(self) -> str:
-        """The normalised endpoint this model is reached at (``in-process`` when embedded)."""
-        return endpoint_of(self.provider, self.base_url)
+        """The normalised endpoint this model is reached at (``in-process`` when embedded); for
+        a list of replicas, the first, which names the model in call keys and records."""
+        first = self.base_url[0] if isinstance(self.base_url, list) else self.base_url
+        return endpoint_of(self.provider, first)
+
+    @property
+    def replicas(self) -> tuple[str, ...]:
+        """The normalised URLs of the servers that answer for this model: the endpoint alone,
+        or every URL of a ``base_url`` list, in its order."""
+        if isinstance(self.base_url, list):
+            return tuple(normalise_base_url(url) for url in self.base_url)
+        return (self.endpoint,)
+
+    def at(self, replica: str) -> ModelSpec:
+        """This model section reaching only ``replica`` (one of ``replicas``)."""
+        return self.model_copy(update={"base_url": replica})
+
+
+def _callable(url: str) -> str:
+    """``url`` normalised; a ValueError saying why heart cannot call it."""
+    try:
+        return normalise_base_url(url)
+    except BadBaseUrl as exc:
+        raise ValueError(str(exc)) from None
 
 
 LIMITS = {
@@ -271,14 +318,18 @@ class EngineSpec(Strict):
             out[key] = settings
         return out
 
-    def settings(self, provider: ProviderName, endpoint: str | None = None) -> ProviderSettings:
+    def settings(
+        self, provider: ProviderName, endpoint: str | None = None, replica: str | None = None
+    ) -> ProviderSettings:
         """The limits of ``endpoint`` (a normalised base URL): its own settings over its
-        provider's, over the defaults."""
-        base = self.providers.get(provider) or default_providers()[provider]
-        own = self.endpoints.get(endpoint) if endpoint else None
-        if own is None:
-            return base
-        return base.model_copy(update=own.model_dump(exclude_none=True))
+        provider's, over the defaults; for one ``replica`` of a model named by ``endpoint``,
+        the replica's own settings over those."""
+        settings = self.providers.get(provider) or default_providers()[provider]
+        for url in (endpoint, replica):
+            own = self.endpoints.get(url) if url else None
+            if own is not None:
+                settings = settings.model_copy(update=own.model_dump(exclude_none=True))
+        return settings
 
     def batches(self, provider: ProviderName, endpoint: str | None = None) -> bool:
         """Whether calls to ``endpoint`` go through its provider's batch API."""
@@ -780,6 +831,8 @@ def parse_study(text: str | bytes, source: str = STUDY_FILE) -> StudyConfig:
         for err in exc.errors():
             placed = err.get("ctx", {}).get("error")
             given = placed.loc if isinstance(placed, FieldProblem) else err["loc"]
+            if isinstance(placed, EntryProblem):
+                given = (*given, placed.index)
             loc = tuple(p for p in given if not (isinstance(p, str) and "[" in p))
             field = _field_name(loc) or "(top level)"
             line = _line_of(lines, loc)

@@ -53,10 +53,9 @@ def _anchor(title: str) -> str:
 def _parts(annotation: Any) -> tuple[Any, bool]:
     """The annotation without ``None``, and whether ``None`` is allowed."""
     if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) != 1:
-            raise TypeError(f"the reference cannot describe the type {annotation!r}")
-        return args[0], True
+        args = get_args(annotation)
+        kept = tuple(a for a in args if a is not type(None))
+        return (kept[0] if len(kept) == 1 else Union[kept]), len(kept) < len(args)  # noqa: UP007
     return annotation, False
 
 
@@ -69,6 +68,8 @@ def _choices(values: list[Any]) -> str:
 def _kind(annotation: Any) -> str:
     """A type in words: ``integer``, ``one of `a`, `b```, ``list of sections``..."""
     origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_kind(a) for a in get_args(annotation))
     if origin is Literal:
         return "one of " + _choices(list(get_args(annotation)))
     if isinstance(annotation, type) and issubclass(annotation, Enum):

@@ -100,6 +100,12 @@ Fault kinds
     ``length``       normal answer truncated to half its words, ``finish_reason: "length"`` /
                      ``stop_reason: "max_tokens"``.
 
+Capacity
+    ``capacity=C`` holds at most C completion requests at once, as a server with C slots does:
+    the rest queue (read, not yet begun or recorded) until one ends. ``server.max_in_flight`` is
+    the most completion requests held at once since the start (or the last ``reset``), with or
+    without a capacity.
+
 Recording
     ``server.requests`` is a snapshot list of :class:`RequestRecord` (path, headers, parsed body,
     call key, attempt, fault, status, start/end on ``time.monotonic()``; ``batch_id`` for a
@@ -115,12 +121,13 @@ As a process (benchmarks)::
 
     python -m tests.fakes.fault_server --port 0 --print-port [--instant] [--token-unit chars4]
         [--cache-min-tokens 1024] [--seconds-per-request 2.5] [--batch-polls 2] [--schema-tokens]
-        [--default-plan "hang:0.05"] [--reply-fn tests.fakes.judge_verdicts:verdict_reply]
+        [--default-plan "hang:0.05"] [--capacity 4]
+        [--reply-fn tests.fakes.judge_verdicts:verdict_reply]
 
 prints the port as stdout's first line and serves until SIGTERM/SIGINT. ``--instant`` answers
 every request ``ok`` at once, without parsing plans, hashing, recording or caching. The other
 options are the constructor's ``token_unit``, ``cache_min_tokens``, ``seconds_per_request``,
-``batch_polls``, ``schema_tokens`` and ``reply_fn`` (``MODULE:NAME``, imported), and
+``batch_polls``, ``schema_tokens``, ``capacity`` and ``reply_fn`` (``MODULE:NAME``, imported), and
 ``server.default_plan``.
 """
 
@@ -425,9 +432,12 @@ class FaultServer:
         batch_polls: int = 2,
         openai_cache_writes: bool = False,
         schema_tokens: bool = False,
+        capacity: int | None = None,
     ) -> None:
         if batch_polls < 1:
             raise ValueError("batch_polls must be at least 1")
+        if capacity is not None and capacity < 1:
+            raise ValueError("capacity must be at least 1")
         self.reply_fn: ReplyFn = reply_fn or default_reply
         self.retry_after = str(retry_after)
         self.host = host
@@ -461,6 +471,10 @@ class FaultServer:
         self._startup_error: BaseException | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self.capacity = capacity
+        self._seats = asyncio.Semaphore(capacity) if capacity else None
+        self._in_flight = 0
+        self.max_in_flight = 0
 
     # ----------------------------------------------------------------- public API
 
@@ -532,6 +546,7 @@ class FaultServer:
             self._records.clear()
             self._counts.clear()
             self.errors.clear()
+            self.max_in_flight = self._in_flight
             if plans:
                 self._plans.clear()
                 self._default_plan = None
@@ -829,7 +844,27 @@ class FaultServer:
             usage = self.prompt_cache.plain_usage(api, body, self._count(text))
             await self._answer(writer, api, body, text, usage, "stop")
             return True
+        if self._seats is None:
+            return await self._held(req, writer, proto, api, body)
+        async with self._seats:
+            return await self._held(req, writer, proto, api, body)
 
+    async def _held(
+        self, req: _Request, writer: asyncio.StreamWriter, proto: _Proto, api: str, body: Any
+    ) -> bool:
+        """Answer one completion request the server has taken in (counted as in flight)."""
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            return await self._completed(req, writer, proto, api, body)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _completed(
+        self, req: _Request, writer: asyncio.StreamWriter, proto: _Proto, api: str, body: Any
+    ) -> bool:
         record, fault, plan_error = self.begin(api, body, req.method, req.target, req.headers)
         try:
             if plan_error is not None:
@@ -1294,6 +1329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="count tool definitions and output schemas as prompt tokens, as providers bill them",
     )
     parser.add_argument(
+        "--capacity", type=int, default=None, help="most completion requests held at once"
+    )
+    parser.add_argument(
         "--reply-fn",
         default=None,
         metavar="MODULE:NAME",
@@ -1313,6 +1351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seconds_per_request=args.seconds_per_request,
         batch_polls=args.batch_polls,
         schema_tokens=args.schema_tokens,
+        capacity=args.capacity,
     )
     if args.default_plan:
         server.default_plan = args.default_plan

@@ -10,7 +10,9 @@ from heart.engine._calls import (
     Progress,
     ProgressFn,
     Recorder,
+    ReplicaLoad,
     RunSummary,
+    replica_lines,
 )
 from heart.engine._limits import EndpointLimits, TokenBucket
 from heart.engine._plan import plan_calls
@@ -29,11 +31,13 @@ __all__ = [
     "Progress",
     "ProgressFn",
     "Recorder",
+    "ReplicaLoad",
     "RetryPolicy",
     "RunSummary",
     "TokenBucket",
     "call_with_retries",
     "plan_calls",
+    "replica_lines",
     "run_calls",
     "stored_batches",
 ]

@@ -4,9 +4,10 @@ back (a summary of what the calls did, and progress reports on the way)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from urllib.parse import urlsplit
 
 from sqlalchemy.orm import Session
 
@@ -99,6 +100,46 @@ class CallFailure:
     model: str
 
 
+@dataclass(frozen=True)
+class ReplicaLoad:
+    """What one replica of a model did in a run: the calls it ``answered`` and how often it
+    was ``rested`` after failing. Information only: answers are the model's, whichever
+    replica gave them."""
+
+    model: str
+    replica: str
+    answered: int = 0
+    rested: int = 0
+
+
+def replica_labels(urls: Sequence[str]) -> list[str]:
+    """Short names that tell replicas apart: ``:8001`` when only their ports differ, else
+    ``host:port``, else the whole URL."""
+    parts = [urlsplit(url) for url in urls]
+    if len({p.hostname for p in parts}) == 1 and len({p.port for p in parts}) == len(parts):
+        return [f":{p.port or ''}" for p in parts]
+    if len({p.netloc for p in parts}) == len(parts):
+        return [p.netloc for p in parts]
+    return list(urls)
+
+
+def replica_lines(loads: Sequence[ReplicaLoad]) -> list[str]:
+    """One line per model served by replicas: ``judge-x: 412 on :8001, 398 on :8002, 12 on
+    :8003 (rested 2x)``."""
+    models: dict[str, list[ReplicaLoad]] = {}
+    for load in loads:
+        models.setdefault(load.model, []).append(load)
+    lines = []
+    for model, its in models.items():
+        labels = replica_labels([load.replica for load in its])
+        shown = [
+            f"{load.answered} on {label}" + (f" (rested {load.rested}x)" if load.rested else "")
+            for load, label in zip(its, labels, strict=True)
+        ]
+        lines.append(f"{model}: {', '.join(shown)}")
+    return lines
+
+
 @dataclass
 class RunSummary:
     """What a stage's calls did. ``failed`` calls are stored with their reason (never counted)
@@ -115,6 +156,7 @@ class RunSummary:
     not_started: int = 0
     reasks: int = 0
     failures: list[CallFailure] = field(default_factory=list)
+    replicas: list[ReplicaLoad] = field(default_factory=list)
 
     @property
     def errors(self) -> list[str]:
@@ -137,6 +179,17 @@ class RunSummary:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost_usd += other.cost_usd
         self.failures.extend(other.failures)
+        self.replicas = added(self.replicas, other.replicas)
+
+
+def added(loads: Sequence[ReplicaLoad], more: Sequence[ReplicaLoad]) -> list[ReplicaLoad]:
+    """``loads`` and ``more`` together, one per model and replica, in the order first seen."""
+    total: dict[tuple[str, str], ReplicaLoad] = {}
+    for load in (*loads, *more):
+        key = (load.model, load.replica)
+        old = total.get(key, ReplicaLoad(*key))
+        total[key] = ReplicaLoad(*key, old.answered + load.answered, old.rested + load.rested)
+    return list(total.values())
 
 
 class CallsFailed(HeartError):
@@ -152,9 +205,10 @@ class CallsFailed(HeartError):
 class Progress:
     """Where a stage's calls stand: ``done`` of ``total`` recorded, ``fresh`` of them answered
     by a model in this run (the rest from the cache), and what those cost; ``batches_open``
-    provider batches the run is waiting on. The engine reports on the thread that runs it,
-    once at the start, after every stored batch of results, at each check on open provider
-    batches, and once ``finished``."""
+    provider batches the run is waiting on; ``replicas`` what each replica of a model served by
+    several did so far. The engine reports on the thread that runs it, once at the start, after
+    every stored batch of results, at each check on open provider batches, and once
+    ``finished``."""
 
     stage: str
     done: int
@@ -164,6 +218,7 @@ class Progress:
     cost_usd: float = 0.0
     finished: bool = False
     batches_open: int = 0
+    replicas: tuple[ReplicaLoad, ...] = ()
 
 
 ProgressFn = Callable[[Progress], None]
@@ -173,7 +228,9 @@ ProgressFn = Callable[[Progress], None]
 class PlannedModel:
     """What a dry run expects to spend on one model at one endpoint; ``estimated`` of the new
     calls ask about work not done yet (their prompts, and so tokens in, are estimates);
-    ``batch``: priced at the batch price, as the calls go through the provider's batch API."""
+    ``batch``: priced at the batch price, as the calls go through the provider's batch API;
+    ``replicas``: the URLs of the servers the calls are spread over, when the model's base_url
+    lists several (the first is ``endpoint``)."""
 
     provider: str
     endpoint: str
@@ -185,3 +242,4 @@ class PlannedModel:
     max_cost_usd: float
     estimated: int = 0
     batch: bool = False
+    replicas: tuple[str, ...] = ()

@@ -31,7 +31,10 @@ def plan_calls(
     for call in calls:
         key = (*call.endpoint, call.model.model)
         batch = batched(call, spec)
-        old = plans.get(key) or PlannedModel(*key, 0, 0, 0, 0, 0.0, batch=batch)
+        replicas = tuple(r.endpoint for r in call.model.replicas)
+        old = plans.get(key) or PlannedModel(
+            *key, 0, 0, 0, 0, 0.0, batch=batch, replicas=replicas if len(replicas) > 1 else ()
+        )
         if call.key in cached and call.usable(cached[call.key]):
             plans[key] = replace(old, calls=old.calls + 1, cached=old.cached + 1)
             continue

@@ -50,14 +50,24 @@ async def call_with_retries(
                 result = await attempt()
             return result, tries
         except TimeoutError:
-            error = ModelCallError(
-                f"no answer within {policy.timeout_s:g} s", retryable=True, cause=Cause.TIMEOUT
-            )
+            error = timed_out(policy)
         except ModelCallError as exc:
             error = exc
         if not error.retryable or tries > policy.max_retries:
-            error.tries = tries
-            if tries > 1:
-                error.args = (f"{error.args[0]} (after {tries} tries)",)
-            raise error
+            raise given_up(error, tries)
         await sleep(policy.delay(tries, error, rng))
+
+
+def timed_out(policy: RetryPolicy) -> ModelCallError:
+    """The failure of a try that took longer than ``policy.timeout_s`` (worth retrying)."""
+    return ModelCallError(
+        f"no answer within {policy.timeout_s:g} s", retryable=True, cause=Cause.TIMEOUT
+    )
+
+
+def given_up(error: ModelCallError, tries: int) -> ModelCallError:
+    """``error`` as the last of ``tries`` tries, its message saying how many there were."""
+    error.tries = tries
+    if tries > 1:
+        error.args = (f"{error.args[0]} (after {tries} tries)",)
+    return error

@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from heart.config import EngineSpec, ProviderName
 from heart.engine._batch_store import held_calls
-from heart.engine._calls import Call, Progress, ProgressFn, RunSummary, estimated_tokens_in
+from heart.engine._calls import (
+    Call,
+    Progress,
+    ProgressFn,
+    ReplicaLoad,
+    RunSummary,
+    estimated_tokens_in,
+)
 from heart.engine._limits import EndpointLimits
 from heart.engine._plan import batched
-from heart.engine._retry import RetryPolicy, call_with_retries
+from heart.engine._replicas import Replica, Replicas, pool_key, rests
+from heart.engine._retry import RetryPolicy, call_with_retries, given_up, timed_out
 from heart.engine._writer import Result, Writer, cached_answers
 from heart.models import ChatRequest, ChatResponse, billed, call_key
 from heart.models._errors import Cause, ModelCallError
@@ -94,6 +103,7 @@ class Run:
         self.limits: dict[tuple[ProviderName, str], EndpointLimits] = {}
         self.policies: dict[tuple[ProviderName, str], RetryPolicy] = {}
         self.batches_open = 0
+        self.pools: dict[tuple[str, str, tuple[str, ...]], Replicas] = {}
         self.progress: ProgressFn | None = None
         self.broken: list[Exception] = []
         self.writer: Writer
@@ -107,6 +117,26 @@ class Run:
             self.policies[endpoint] = RetryPolicy(
                 s.max_retries, s.backoff_base_s, s.backoff_cap_s, s.timeout_s
             )
+        for call in calls:
+            if len(call.model.replicas) > 1 and pool_key(call.model) not in self.pools:
+                self.pools[pool_key(call.model)] = self.replica_pool(call)
+
+    def replica_pool(self, call: Call) -> Replicas:
+        """The replicas of ``call``'s model, each with the limits of its own URL (shared with
+        any other model reached there), over its model's endpoint's, over its provider's."""
+        provider, endpoint = call.endpoint
+        replicas = []
+        for model in call.model.replicas:
+            s = self.spec.settings(provider, endpoint, model.endpoint)
+            gate = self.limits.setdefault(
+                (provider, model.endpoint),
+                EndpointLimits(s.concurrency, s.requests_per_minute, s.tokens_per_minute),
+            )
+            replicas.append(Replica(model, gate, s.concurrency))
+        return Replicas(call.model.model, replicas, self.policies[call.endpoint])
+
+    def replica_loads(self) -> list[ReplicaLoad]:
+        return [load for pool in self.pools.values() for load in pool.loads()]
 
     def report(self, finished: bool = False) -> None:
         """Tell the callback (on the event loop's thread); one that fails is not called
@@ -117,7 +147,8 @@ class Run:
         try:
             self.progress(
                 Progress(self.label, s.calls, self.total, s.calls - s.cached,
-                         s.tokens_in + s.tokens_out, s.cost_usd, finished, self.batches_open)
+                         s.tokens_in + s.tokens_out, s.cost_usd, finished, self.batches_open,
+                         tuple(self.replica_loads()))
             )  # fmt: skip
         except Exception as exc:
             self.progress = None
@@ -142,6 +173,8 @@ class Run:
 
     async def ask(self, call: Call, request: ChatRequest) -> Answer:
         """One live request under its endpoint's limits, retry policy and the budget."""
+        if len(call.model.replicas) > 1:
+            return await self.ask_replicas(call, request)
         policy, gate = self.policies[call.endpoint], self.limits[call.endpoint]
         async with gate.slots:
             reserved = self.reserve(call, request)
@@ -165,6 +198,58 @@ class Run:
         else:
             self.committed -= reserved
         return response, error, cause
+
+    async def ask_replicas(self, call: Call, request: ChatRequest) -> Answer:
+        """One live request to the model's replicas: sent to the least busy one awake; when
+        it fails as a server does, sent at once to another one awake, without using up a
+        retry, as long as the replicas it has not been to this round last."""
+        pool = self.pools[pool_key(call.model)]
+        policy = pool.policy
+        tokens = estimated_tokens_in(request) + request.max_tokens
+        reserved: float | None = None
+        sends = tries = moved = 0
+        while True:
+            replica = await pool.take()
+            if reserved is None:
+                reserved = self.reserve(call, request)
+                if reserved is None:
+                    pool.give_back(replica)
+                    return None, OVER_BUDGET, Cause.OTHER
+            sends += 1
+            sent_at = time.monotonic()
+            try:
+                async with replica.gate.slots:
+                    await replica.gate.admit(tokens)
+                    try:
+                        async with asyncio.timeout(policy.timeout_s):
+                            response = await replica.model.complete(request)
+                    except TimeoutError:
+                        raise timed_out(policy) from None
+            except ModelCallError as exc:
+                error = exc
+            except Exception as exc:  # a provider bug fails this call, never the run
+                error = ModelCallError(f"{type(exc).__name__}: {exc}", retryable=False)
+            else:
+                pool.answered(replica)
+                pool.give_back(replica)
+                self.summary.retries += sends - 1
+                self.spent(call, response, reserved)
+                return response, None, Cause.OTHER
+            resting = rests(error)
+            if resting:
+                pool.failed(replica, sent_at)
+            pool.give_back(replica)
+            if resting and moved < len(pool.replicas) - 1 and pool.awake():
+                moved += 1
+                continue
+            tries, moved = tries + 1, 0
+            if not error.retryable or tries > policy.max_retries:
+                self.summary.retries += sends - 1
+                self.committed -= reserved
+                failure = given_up(error, sends)
+                return None, str(failure), failure.cause
+            if not resting:  # a resting replica's wait is its rest
+                await asyncio.sleep(policy.delay(tries, error, self.rng))
 
     async def lookup(self, asking: Asking) -> ChatResponse | None:
         """A usable cached answer to a follow-up request, if an earlier run stored one."""
@@ -268,6 +353,9 @@ class Engine:
                 *(run.live(asking) for asking in live), run_batches(run, in_batches)
             )
         finally:
+            for pool in run.pools.values():
+                pool.close()
+            run.summary.replicas = run.replica_loads()
             await run.writer.close()
             models = {id(call.model): call.model for call in ordered}
             await asyncio.gather(*(model.aclose() for model in models.values()))

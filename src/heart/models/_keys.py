@@ -16,12 +16,13 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 def key_variable(spec: ModelSpec) -> str | None:
     """The environment variable ``spec``'s key must be in: ``api_key_env``, else the provider's
-    default; None when no key is needed (the embedded model, or a local server whose section
+    default; None when no key is needed (the embedded model, or local servers whose section
     names no variable)."""
     if spec.provider == "embedded":
         return None
-    host = urlparse(spec.base_url or "").hostname
-    if spec.api_key_env is None and host in LOCAL_HOSTS:
+    urls = spec.base_url if isinstance(spec.base_url, list) else [spec.base_url or ""]
+    local = all(urlparse(url).hostname in LOCAL_HOSTS for url in urls)
+    if spec.api_key_env is None and local:
         return None
     return spec.api_key_env or DEFAULT_KEY_ENV[spec.provider]
 

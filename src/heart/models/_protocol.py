@@ -135,7 +135,9 @@ class ChatModel(Protocol):
     ``structured_output``, Anthropic's forced ``tool``, the embedded model's ``grammar``);
     ``context_window`` the tokens heart opens the model with, where heart chooses it (the
     embedded model: a reply stops at the window's end), else None; ``batches`` the provider's
-    batch API for this model, or None where it has none.
+    batch API for this model, or None where it has none; ``replicas`` the models that answer
+    for this one, each at one server (the model itself alone, unless its ``base_url`` lists
+    several): they share its identity, so their answers share its call keys.
     """
 
     provider: ProviderName
@@ -144,6 +146,9 @@ class ChatModel(Protocol):
     output_mode: str
     context_window: int | None
     batches: BatchAPI | None
+
+    @property
+    def replicas(self) -> tuple[ChatModel, ...]: ...
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 

@@ -31,18 +31,24 @@ class AnthropicModel(RemoteModel):
         self._sampling: set[str] = set()
         from heart.models.anthropic_batch import AnthropicBatches
 
-        self.batches = AnthropicBatches(self)
+        if len(self.replicas) == 1:  # replicas answer live (a batch API is one server's)
+            self.batches = AnthropicBatches(self)
 
-    def _new_client(self, secret: str) -> Any:
+    def _new_client(self, secret: str, http: Any) -> Any:
         import anthropic
 
         client = anthropic.AsyncAnthropic(
-            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None
+            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None, http_client=http
         )
         # newer SDKs fix sampling on the server side and no longer take these arguments
         accepted = inspect.signature(client.messages.create).parameters
         self._sampling = {"temperature", "top_p"} & set(accepted)
         return client
+
+    def _new_http(self) -> Any:
+        import anthropic
+
+        return anthropic.DefaultAsyncHttpxClient()
 
     def arguments(self, request: ChatRequest) -> dict[str, Any]:
         """The parameters of a Messages request asking ``request``, live or in a batch (after

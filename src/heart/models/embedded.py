@@ -20,7 +20,7 @@ from heart.errors import HeartError
 from heart.models._batch import BatchAPI
 from heart.models._cores import FreeCores, usable_cores
 from heart.models._errors import ModelCallError
-from heart.models._protocol import ChatRequest, ChatResponse
+from heart.models._protocol import ChatModel, ChatRequest, ChatResponse
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -146,6 +146,10 @@ class EmbeddedModel:
         self.context_window: int | None = n_ctx
         self._path = embedded_model_path()
         self._n_ctx = n_ctx
+
+    @property
+    def replicas(self) -> tuple[ChatModel, ...]:
+        return (self,)
 
     def _run(self, request: ChatRequest) -> ChatResponse:
         loaded = _load(self._path, self._n_ctx)

@@ -36,14 +36,20 @@ class OpenAICompatibleModel(RemoteModel):
         self.output_mode: str = spec.structured_output
         from heart.models.openai_batch import OpenAIBatches
 
-        self.batches = OpenAIBatches(self)
+        if len(self.replicas) == 1:  # replicas answer live (a batch API is one server's)
+            self.batches = OpenAIBatches(self)
 
-    def _new_client(self, secret: str) -> Any:
+    def _new_client(self, secret: str, http: Any) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
-            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None
+            api_key=secret, base_url=self.endpoint, max_retries=0, timeout=None, http_client=http
         )
+
+    def _new_http(self) -> Any:
+        import openai
+
+        return openai.DefaultAsyncHttpxClient()
 
     def arguments(self, request: ChatRequest) -> dict[str, Any]:
         """The body of a chat completion asking ``request``, live or in a batch."""
