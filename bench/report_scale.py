@@ -146,11 +146,11 @@ def main() -> None:
     if len(results) < 2:
         print("nan exponent of report time against verdicts (needs two sizes or more)")
         return
-    stored = [s for s, _ in results.values()]
+    counts = [s for s, _ in results.values()]
     for what in ("import", "leaderboard"):
-        slope = exponent(stored, [r[what].seconds for _, r in results.values()])
+        slope = exponent(counts, [r[what].seconds for _, r in results.values()])
         print(f"{what} time grows as verdicts^{slope:.2f}")
-    slope = exponent(stored, [r["report"].seconds for _, r in results.values()])
+    slope = exponent(counts, [r["report"].seconds for _, r in results.values()])
     print(f"{slope:.2f} exponent of report time against verdicts (target ≤ 1)")
 
 
