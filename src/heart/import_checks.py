@@ -14,7 +14,7 @@ from sqlalchemy import JSON, Boolean, Column, Float, Integer, String, inspect
 
 from heart.errors import ImportRefused
 from heart.store import Base
-from heart.text_policy import refused_character
+from heart.text_policy import REFUSED, refused_character
 from heart.types import Axis, JudgeSource, Order, Side, Status, Subset, SystemKind, Turn
 
 MAX_INT = 2**31 - 1
@@ -97,6 +97,29 @@ def text_problem(value: Any) -> str | None:
     """What keeps a string, or any string (or key) inside a JSON value, out of a store: a
     character the text policy refuses (heart.text_policy: controls, NUL among them, which
     PostgreSQL refuses; bidirectional controls; lone surrogates), or nesting past MAX_DEPTH."""
+    if isinstance(value, str):  # the common case, and the quick look below, before the walk
+        found = refused_character(value)
+        return f"holds {found}" if found else None
+    return None if _storable(value, 0) else _first_text_problem(value)
+
+
+def _storable(value: Any, depth: int) -> bool:
+    """Whether ``value`` (at ``depth``) holds no refused character and nests within MAX_DEPTH:
+    a quick look that names nothing, so that only a refused value is walked for its message."""
+    if isinstance(value, str):
+        return REFUSED.search(value) is None
+    if isinstance(value, dict):
+        return depth < MAX_DEPTH and all(
+            (not isinstance(k, str) or REFUSED.search(k) is None) and _storable(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return depth < MAX_DEPTH and all(_storable(v, depth + 1) for v in value)
+    return True
+
+
+def _first_text_problem(value: Any) -> str | None:
+    """``text_problem`` by a walk in reading order that names where the first problem is."""
     # (value, depth, its path inside ``value``, how a message names where it is)
     todo: list[tuple[Any, int, str, str]] = [(value, 0, "", "")]
     while todo:
