@@ -250,6 +250,17 @@ class Bundle:
     provenance: Provenance | None
 
 
+def _checked_text(path: Path, digest: str) -> str:
+    """The text of a bundle's file, refused unless it is there, matches its sha256 and is
+    UTF-8."""
+    if not path.is_file():
+        raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
+    data = file_bytes(path)
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
+    return decode_file(path, data)
+
+
 def read_bundle(bundle: Path) -> Bundle:
     """Read a bundle folder and check all of it before anything is stored: the manifest lists
     every file of its version and the folder holds no other, each file matches its sha256, and
@@ -257,15 +268,16 @@ def read_bundle(bundle: Path) -> Bundle:
     version, hashes = _read_manifest(bundle)
     _refuse_unlisted(bundle, hashes)
     texts: dict[str, str] = {}
-    for name, digest in hashes.items():
-        path = bundle / name
-        if not path.is_file():
-            raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
-        data = file_bytes(path)
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
-        texts[name] = decode_file(path, data)
-    tables = {name: parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+    for name in hashes:  # every file whole and readable before any row is read
+        text = _checked_text(bundle / name, hashes[name])
+        if name in (STUDY_FILE, PROVENANCE_FILE):
+            texts[name] = text
+    # then the rows, one file at a time, so that only one file's text is held at once
+    tables = {
+        name: parse_jsonl(bundle / name, _checked_text(bundle / name, hashes[name]))
+        for name, _ in TABLES
+        if name in hashes
+    }
     for name, model in TABLES:
         if name in tables:
             _check_rows(bundle / name, model, tables[name], version)
