@@ -157,6 +157,14 @@ def _json_types(model: type[Base]) -> dict[str, type]:
     return out
 
 
+@cache
+def _columns(model: type[Base]) -> list[tuple[str, Column[Any], type | None]]:
+    """Each column of ``model``'s table with its key and the type its JSON holds (None when it
+    holds no JSON), looked up once per table rather than once per row."""
+    json_types = _json_types(model)
+    return [(str(c.key), c, json_types.get(str(c.key))) for c in inspect(model).columns]
+
+
 def _column_problem(column: Column[Any], json_type: type | None, value: Any) -> str | None:
     """Why ``value`` cannot go into ``column``, or None."""
     if value is None:
@@ -194,15 +202,18 @@ def _turns_problem(turns: list[Any]) -> str | None:
     return None
 
 
+AXES, SIDES = tuple(Axis), tuple(Side)
+
+
 def _axes_problem(axes: dict[str, Any]) -> str | None:
     for axis, verdict in axes.items():
-        if axis not in tuple(Axis):
+        if axis not in AXES:
             return f"names axis {axis!r}; the axes are {', '.join(Axis)}"
         if not isinstance(verdict, dict) or set(verdict) != {"winner", "strength"}:
             return f"{axis}: must be an object with 'winner' and 'strength'"
         strength = verdict["strength"]
         whole = type(strength) is int and 0 <= strength <= 5
-        if verdict["winner"] not in tuple(Side) or not whole:
+        if verdict["winner"] not in SIDES or not whole:
             return (
                 f"{axis}: winner must be one of {', '.join(Side)} and strength 0 to 5, got "
                 f"{describe(verdict)}"
@@ -245,15 +256,11 @@ def check_row(
     (file and line), the field (``names`` maps a column to the file's own name for it) and
     ``fix``."""
     table = str(model.__tablename__)
-    json_types = _json_types(model)
-    for column in inspect(model).columns:
-        key = str(column.key)
+    for key, column, json_type in _columns(model):
         if key not in record:
             continue
         value = record[key]
-        problem = _column_problem(column, json_types.get(key), value) or _value_problem(
-            table, key, value
-        )
+        problem = _column_problem(column, json_type, value) or _value_problem(table, key, value)
         if problem:
             field = (names or {}).get(key, key)
             raise ImportRefused(f"{where}: '{field}' {problem}; {fix}")
