@@ -8,14 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
 from heart.errors import ImportRefused, TaskRefused
-from heart.import_checks import text_problem
+from heart.import_checks import _first_text_problem, text_problem
 from heart.people import plain_text
 from heart.release import export_bundle, import_table
 from heart.store import Store
 from heart.types import sha256_hex
 
+from .hostile import json_values
 from .rows import refused_bundle, seed_study, snapshot
 
 REFUSED = {
@@ -166,3 +168,32 @@ def test_web_forms_and_imports_refuse_exactly_the_same_characters() -> None:
 def test_text_of_any_script_tabs_and_line_breaks_pass_every_entry(text: str) -> None:
     assert plain_text(text, "reply") == text
     assert text_problem(text) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_the_quick_look_at_a_json_value_finds_what_the_walk_that_names_it_finds(
+    value: object,
+) -> None:
+    """An import looks at a value's strings quickly and walks it for the message only when
+    something is refused: both say the same of every value, hostile, nested or clean."""
+    assert text_problem(value) == _first_text_problem(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"a": ["ok", {"b\u202e": 1}]}, 'holds {} of a key in ["a"][1]'),
+        (["ok", "I hear\x07 you"], "holds {} of [1]"),
+        ({"k": "v"}, None),
+    ],
+)
+def test_a_refused_json_value_is_named_where_its_first_problem_is(
+    value: object, problem: str | None
+) -> None:
+    found = text_problem(value)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(problem.split("{}")[0])
+        assert found.endswith(problem.split("{}")[1])

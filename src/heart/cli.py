@@ -839,7 +839,7 @@ def leaderboard(
     ] = "all",
 ) -> None:
     """Print a leaderboard in the terminal (default: LLM judges, all items)."""
-    from heart.report import gather_facts, terminal_conclusions, terminal_table
+    from heart.report import gather_boards, terminal_conclusions, terminal_table
 
     if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):
         raise HeartError(
@@ -847,7 +847,7 @@ def leaderboard(
             f"got --judges {judges} --subset {subset}"
         )
     with _study(study) as s:
-        facts = gather_facts(s)
+        facts = gather_boards(s)
     board = facts.find(judges, subset)
     if board is None and facts.boards:
         have = ", ".join(f"--judges {b.source} --subset {b.subset}" for b in facts.boards)

@@ -5,6 +5,7 @@ of its JSON, so an import refuses a bad value by file, line and field instead of
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, get_args, get_origin, get_type_hints
@@ -14,7 +15,7 @@ from sqlalchemy import JSON, Boolean, Column, Float, Integer, String, inspect
 
 from heart.errors import ImportRefused
 from heart.store import Base
-from heart.text_policy import refused_character
+from heart.text_policy import REFUSED, refused_character
 from heart.types import Axis, JudgeSource, Order, Side, Status, Subset, SystemKind, Turn
 
 MAX_INT = 2**31 - 1
@@ -62,7 +63,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in out:
             raise KeyTwice(key)
-        out[key] = value
+        out[sys.intern(key)] = value  # a million rows share their column names
     return out
 
 
@@ -97,6 +98,29 @@ def text_problem(value: Any) -> str | None:
     """What keeps a string, or any string (or key) inside a JSON value, out of a store: a
     character the text policy refuses (heart.text_policy: controls, NUL among them, which
     PostgreSQL refuses; bidirectional controls; lone surrogates), or nesting past MAX_DEPTH."""
+    if isinstance(value, str):  # the common case, and the quick look below, before the walk
+        found = refused_character(value)
+        return f"holds {found}" if found else None
+    return None if _storable(value, 0) else _first_text_problem(value)
+
+
+def _storable(value: Any, depth: int) -> bool:
+    """Whether ``value`` (at ``depth``) holds no refused character and nests within MAX_DEPTH:
+    a quick look that names nothing, so that only a refused value is walked for its message."""
+    if isinstance(value, str):
+        return REFUSED.search(value) is None
+    if isinstance(value, dict):
+        return depth < MAX_DEPTH and all(
+            (not isinstance(k, str) or REFUSED.search(k) is None) and _storable(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return depth < MAX_DEPTH and all(_storable(v, depth + 1) for v in value)
+    return True
+
+
+def _first_text_problem(value: Any) -> str | None:
+    """``text_problem`` by a walk in reading order that names where the first problem is."""
     # (value, depth, its path inside ``value``, how a message names where it is)
     todo: list[tuple[Any, int, str, str]] = [(value, 0, "", "")]
     while todo:
@@ -131,6 +155,14 @@ def _json_types(model: type[Base]) -> dict[str, type]:
             (held,) = get_args(hints[str(column.key)])
             out[str(column.key)] = get_origin(held) or held
     return out
+
+
+@cache
+def _columns(model: type[Base]) -> list[tuple[str, Column[Any], type | None]]:
+    """Each column of ``model``'s table with its key and the type its JSON holds (None when it
+    holds no JSON), looked up once per table rather than once per row."""
+    json_types = _json_types(model)
+    return [(str(c.key), c, json_types.get(str(c.key))) for c in inspect(model).columns]
 
 
 def _column_problem(column: Column[Any], json_type: type | None, value: Any) -> str | None:
@@ -170,15 +202,18 @@ def _turns_problem(turns: list[Any]) -> str | None:
     return None
 
 
+AXES, SIDES = tuple(Axis), tuple(Side)
+
+
 def _axes_problem(axes: dict[str, Any]) -> str | None:
     for axis, verdict in axes.items():
-        if axis not in tuple(Axis):
+        if axis not in AXES:
             return f"names axis {axis!r}; the axes are {', '.join(Axis)}"
         if not isinstance(verdict, dict) or set(verdict) != {"winner", "strength"}:
             return f"{axis}: must be an object with 'winner' and 'strength'"
         strength = verdict["strength"]
         whole = type(strength) is int and 0 <= strength <= 5
-        if verdict["winner"] not in tuple(Side) or not whole:
+        if verdict["winner"] not in SIDES or not whole:
             return (
                 f"{axis}: winner must be one of {', '.join(Side)} and strength 0 to 5, got "
                 f"{describe(verdict)}"
@@ -221,15 +256,11 @@ def check_row(
     (file and line), the field (``names`` maps a column to the file's own name for it) and
     ``fix``."""
     table = str(model.__tablename__)
-    json_types = _json_types(model)
-    for column in inspect(model).columns:
-        key = str(column.key)
+    for key, column, json_type in _columns(model):
         if key not in record:
             continue
         value = record[key]
-        problem = _column_problem(column, json_types.get(key), value) or _value_problem(
-            table, key, value
-        )
+        problem = _column_problem(column, json_type, value) or _value_problem(table, key, value)
         if problem:
             field = (names or {}).get(key, key)
             raise ImportRefused(f"{where}: '{field}' {problem}; {fix}")

@@ -174,3 +174,37 @@ def test_verdicts_on_a_pair_of_one_system_are_left_out_with_their_reason(seeded:
     np.testing.assert_array_equal(loaded.a, clean.a)
     boards = build_boards(loaded, rounds=20)
     assert repr(boards) == repr(build_boards(clean, rounds=20))
+
+
+def test_comparisons_read_by_column_match_each_verdict_read_by_hand(store: Store) -> None:
+    """Each row of the comparisons says what its stored verdict says, read one by one: the
+    systems in the pair's terms, the outcome, the order shown, every axis (given or not) and its
+    strength; a verdict with axes and one without side by side."""
+    axes = {"H": {"winner": "b", "strength": 3}, "E": {"winner": "tie", "strength": 0}}
+    verdicts = [
+        Verdict(0, "m1", "m2", "g", "a", 2, axes=axes),
+        Verdict(0, "m1", "m2", "r1", "b", 1, order="ba"),
+        Verdict(1, "m2", "m3", "g", "tie", 4),
+    ]
+    seed_verdicts(store, verdicts, sources={"r1": "human"})
+    c = load_comparisons(store, source="all")
+    codes = {"a": 0, "b": 1, "tie": 2}
+    by_judgment = dict(zip(c.judgments, range(len(c)), strict=True))
+    with store.session() as s:
+        stored = {j.id: j for j in s.scalars(select(JudgmentRow))}
+    assert set(by_judgment) == set(stored)
+    for jid, row in by_judgment.items():
+        j = stored[jid]
+        assert c.judges[c.judge[row]] == j.judge
+        assert c.outcome[row] == codes[j.winner] and c.strength[row] == j.strength
+        assert c.order_ab[row] == (j.order == "ab")
+        for k, axis in enumerate("HEART"):
+            given = j.axes.get(axis)
+            assert c.axis_given[row, k] == (given is not None)
+            assert c.axis_outcome[row, k] == (codes[given["winner"]] if given else 2)
+            assert c.axis_strength[row, k] == (given["strength"] if given else 0)
+    assert c.axis_outcome.shape == c.axis_strength.shape == (3, 5)
+    assert c.axis_outcome.flags.c_contiguous
+    assert [c.systems[i] for i in c.a] == ["m1", "m1", "m2"]
+    assert [c.systems[i] for i in c.b] == ["m2", "m2", "m3"]
+    assert c.pair.tolist() == [0, 0, 1] and c.conversations == ["c0", "c1"]

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 
-from heart.report import gather_facts, render_markdown
+from heart.report import (
+    StudyFacts,
+    gather_boards,
+    gather_facts,
+    render_markdown,
+    terminal_conclusions,
+    terminal_table,
+)
 from heart.store import open_store
 from heart.study import open_study
 
@@ -161,6 +169,23 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         browser.close()
     # self-contained: nothing but the file itself and its inline images was fetched
     assert all(u.startswith(("file://", "data:")) for u in requests)
+
+
+def test_the_leaderboard_reads_the_boards_and_audit_the_report_shows(study: Path) -> None:
+    """`heart leaderboard` fits only what it prints: the same boards and audit as the report."""
+    with open_study(study) as s:
+        facts, boards = gather_facts(s), gather_boards(s)
+
+    def shown(of: StudyFacts) -> list[str]:
+        console = Console(record=True, width=200)
+        for board in of.boards:
+            console.print(terminal_table(of, board))
+            console.print("\n".join(terminal_conclusions(of, board)))
+        return [console.export_text(), *(repr(judge) for judge in of.audit)]
+
+    assert [b.key for b in boards.boards] == [b.key for b in facts.boards] != []
+    assert shown(boards) == shown(facts)
+    assert boards.agreement is None and boards.rationales is None
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:

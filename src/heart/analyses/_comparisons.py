@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -202,67 +202,70 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
         ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
-    systems = sorted(
-        {completions[r.a_id][0] for r in rows} | {completions[r.b_id][0] for r in rows}
-    )
-    judges = sorted({r.judge for r in rows})
-    conversations = sorted({r.conversation_id for r in rows})
-    subset_of = {r.item_id: r.subset for r in rows}
+    n, n_axes, at = len(rows), len(Axis), 4
+    # one tuple per column: each is read in one pass, without a row object per cell
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (at + 2 * n_axes + 7)
+    judge_of, order_of, winner_of, strength_of = columns[:at]
+    axis_winners, axis_strengths = columns[at : at + n_axes], columns[at + n_axes : at + 2 * n_axes]
+    pair_of, a_of, b_of, item_of, conversation_of, subset_col, id_of = columns[at + 2 * n_axes :]
+    system_a = [completions[c][0] for c in a_of]
+    system_b = [completions[c][0] for c in b_of]
+    systems = sorted(set(system_a) | set(system_b))
+    judges = sorted(set(judge_of))
+    conversations = sorted(set(conversation_of))
+    subset_of = dict(zip(item_of, subset_col, strict=True))
     items = sorted(subset_of)
-    used = sorted({r.a_id for r in rows} | {r.b_id for r in rows})
+    used = sorted(set(a_of) | set(b_of))
     s_index = {s: i for i, s in enumerate(systems)}
     j_index = {j: i for i, j in enumerate(judges)}
     c_index = {c: i for i, c in enumerate(conversations)}
     i_index = {it: i for i, it in enumerate(items)}
     cp_index = {cp: i for i, cp in enumerate(used)}
     p_index: dict[str, int] = {}
-    for r in rows:
-        p_index.setdefault(r.pair_id, len(p_index))
-    n = len(rows)
+    for pid in pair_of:
+        p_index.setdefault(pid, len(p_index))
 
     def ints(values: list[int]) -> Ints:
         return np.asarray(values, dtype=np.int64).reshape(n)
 
-    outcome = ints([AXIS_CODES[r.winner] for r in rows])
-    order_ab = np.asarray([r.order == Order.AB for r in rows], dtype=bool).reshape(n)
-    n_axes, at = len(Axis), 4
-    axis_outcome = np.asarray(
-        [AXIS_CODES[cell or Side.NONE] for r in rows for cell in r[at : at + n_axes]],
-        dtype=np.int64,
-    ).reshape(n, n_axes)
-    axis_strength = np.asarray(
-        [cell or 0 for r in rows for cell in r[at + n_axes : at + 2 * n_axes]], dtype=np.float64
-    ).reshape(n, n_axes)
-    axis_given = np.asarray(
-        [cell is not None for r in rows for cell in r[at : at + n_axes]], dtype=bool
-    ).reshape(n, n_axes)
+    def by_axis(values: list[object], dtype: type) -> npt.NDArray[Any]:
+        return np.asarray(values, dtype=dtype).reshape(n_axes, n).T.copy()
+
+    outcome = ints([AXIS_CODES[w] for w in winner_of])
+    order_ab = np.asarray([o == Order.AB for o in order_of], dtype=bool).reshape(n)
+    axis_outcome = by_axis(
+        [AXIS_CODES[w or Side.NONE] for col in axis_winners for w in col], np.int64
+    )
+    axis_strength = by_axis([v or 0 for col in axis_strengths for v in col], np.float64)
+    axis_given = by_axis([w is not None for col in axis_winners for w in col], bool)
+    lengths = {c: completions[c][1] for c in used}
     return Comparisons(
         systems=systems,
         judges=judges,
         conversations=conversations,
-        a=ints([s_index[completions[r.a_id][0]] for r in rows]),
-        b=ints([s_index[completions[r.b_id][0]] for r in rows]),
+        a=ints([s_index[s] for s in system_a]),
+        b=ints([s_index[s] for s in system_b]),
         outcome=outcome,
-        strength=np.asarray([float(r.strength or 1) for r in rows], dtype=np.float64).reshape(n),
+        strength=np.asarray([float(v or 1) for v in strength_of], dtype=np.float64).reshape(n),
         axis_outcome=axis_outcome,
-        judge=ints([j_index[r.judge] for r in rows]),
-        conversation=ints([c_index[r.conversation_id] for r in rows]),
+        judge=ints([j_index[j] for j in judge_of]),
+        conversation=ints([c_index[c] for c in conversation_of]),
         first_won=np.where(order_ab, outcome == 0, outcome == 1),
-        length_a=ints([completions[r.a_id][1] for r in rows]),
-        length_b=ints([completions[r.b_id][1] for r in rows]),
-        pair=ints([p_index[r.pair_id] for r in rows]),
+        length_a=ints([lengths[c] for c in a_of]),
+        length_b=ints([lengths[c] for c in b_of]),
+        pair=ints([p_index[p] for p in pair_of]),
         order_ab=order_ab,
         system_kinds=[roster.get(s, ("", ""))[0] for s in systems],
         system_families=[roster.get(s, ("", ""))[1] for s in systems],
         judge_families=[judge_info.get(j, ("", ""))[0] for j in judges],
         judge_sources=[judge_info.get(j, ("", ""))[1] for j in judges],
         items=items,
-        item=ints([i_index[r.item_id] for r in rows]),
+        item=ints([i_index[i] for i in item_of]),
         item_subsets=[subset_of[i] for i in items],
         completions=used,
-        completion_a=ints([cp_index[r.a_id] for r in rows]),
-        completion_b=ints([cp_index[r.b_id] for r in rows]),
+        completion_a=ints([cp_index[c] for c in a_of]),
+        completion_b=ints([cp_index[c] for c in b_of]),
         axis_strength=axis_strength,
         axis_given=axis_given,
-        judgments=[r.id for r in rows],
+        judgments=list(id_of),
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE, StudyConfig, parse_study
@@ -40,7 +40,6 @@ from heart.release._rows import (
     insert_all,
     key_columns,
     parse_jsonl,
-    row_dict,
     store_rows,
 )
 from heart.store import (
@@ -53,6 +52,7 @@ BUNDLE_FORMAT = "heart-bundle"
 BUNDLE_VERSION = 4
 READABLE_VERSIONS = (1, 2, 3, 4)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
 MANIFEST = "manifest.json"
+EXPORT_CHUNK = 10_000  # rows written to a bundle's file at a time
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -84,18 +84,32 @@ def export_bundle(
     (out / PROVENANCE_FILE).write_text(provenance_text, encoding="utf-8")
     files[PROVENANCE_FILE] = {"sha256": sha256_hex(provenance_text), "rows": None}
     with store.session() as session:
+        connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
         for name, model in TABLES:
-            keys = [getattr(model, k) for k in key_columns(model)]
-            text = "".join(
-                _line(row_dict(r)) for r in session.scalars(select(model).order_by(*keys))
-            )
-            (out / name).write_text(text, encoding="utf-8")
-            files[name] = {"sha256": sha256_hex(text), "rows": text.count("\n")}
+            files[name] = _export_table(connection, model, out / name)
     manifest = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "files": files}
     (out / MANIFEST).write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
     return manifest
+
+
+def _export_table(connection: Connection, model: type[Base], path: Path) -> dict[str, Any]:
+    """Write the carried columns of every row of ``model``'s table to ``path`` as JSON Lines in
+    key order, a chunk at a time; the file's sha256 and rows for the manifest."""
+    table, columns = model.__table__, carried_columns(model)
+    query = select(*(table.c[c] for c in columns)).order_by(
+        *(table.c[k] for k in key_columns(model))
+    )
+    digest, rows = hashlib.sha256(), 0
+    with path.open("w", encoding="utf-8", newline="") as out:
+        streamed = query.execution_options(yield_per=EXPORT_CHUNK)
+        for chunk in connection.execute(streamed).partitions():
+            text = "".join(_line(dict(zip(columns, row, strict=True))) for row in chunk)
+            out.write(text)
+            digest.update(text.encode("utf-8"))
+            rows += len(chunk)
+    return {"sha256": digest.hexdigest(), "rows": rows}
 
 
 FILES_SINCE: dict[str, int] = {
@@ -236,6 +250,17 @@ class Bundle:
     provenance: Provenance | None
 
 
+def _checked_text(path: Path, digest: str) -> str:
+    """The text of a bundle's file, refused unless it is there, matches its sha256 and is
+    UTF-8."""
+    if not path.is_file():
+        raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
+    data = file_bytes(path)
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
+    return decode_file(path, data)
+
+
 def read_bundle(bundle: Path) -> Bundle:
     """Read a bundle folder and check all of it before anything is stored: the manifest lists
     every file of its version and the folder holds no other, each file matches its sha256, and
@@ -243,15 +268,16 @@ def read_bundle(bundle: Path) -> Bundle:
     version, hashes = _read_manifest(bundle)
     _refuse_unlisted(bundle, hashes)
     texts: dict[str, str] = {}
-    for name, digest in hashes.items():
-        path = bundle / name
-        if not path.is_file():
-            raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
-        data = file_bytes(path)
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
-        texts[name] = decode_file(path, data)
-    tables = {name: parse_jsonl(bundle / name, texts[name]) for name, _ in TABLES if name in texts}
+    for name in hashes:  # every file whole and readable before any row is read
+        text = _checked_text(bundle / name, hashes[name])
+        if name in (STUDY_FILE, PROVENANCE_FILE):
+            texts[name] = text
+    # then the rows, one file at a time, so that only one file's text is held at once
+    tables = {
+        name: parse_jsonl(bundle / name, _checked_text(bundle / name, hashes[name]))
+        for name, _ in TABLES
+        if name in hashes
+    }
     for name, model in TABLES:
         if name in tables:
             _check_rows(bundle / name, model, tables[name], version)

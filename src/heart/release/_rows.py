@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import UniqueConstraint, inspect, select
+from sqlalchemy import UniqueConstraint, insert, inspect, select, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -266,6 +266,49 @@ def _unique_owners(session: Session, model: type[Base]) -> dict[tuple[Any, ...],
     return owners
 
 
+LOOKUP = 500
+"""Keys looked up in the store per query (well under every database's limit of parameters)."""
+
+INSERT = 10_000
+"""Rows inserted per statement: the database gets them many at a time, and memory stays small."""
+
+
+def _stored_rows(
+    session: Session, model: type[Base], keys: list[tuple[Any, ...]]
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The stored rows of ``model``'s table among ``keys`` (as ``row_dict``), by key. Only the
+    keys the table holds are read whole, a chunk at a time, so that an import into a study
+    without those rows reads one column."""
+    names = key_columns(model)
+    columns = [getattr(model, c) for c in names]
+    held = {tuple(row) for row in session.execute(select(*columns))}
+    wanted = [key for key in keys if key in held]
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for start in range(0, len(wanted), LOOKUP):
+        chunk = wanted[start : start + LOOKUP]
+        match = (
+            columns[0].in_([k[0] for k in chunk])
+            if len(columns) == 1
+            else tuple_(*columns).in_(chunk)
+        )
+        for row in session.scalars(select(model).where(match)):
+            found[tuple(getattr(row, c) for c in names)] = row_dict(row)
+    return found
+
+
+def _insert_rows(session: Session, model: type[Base], records: list[dict[str, Any]]) -> None:
+    """Insert ``records`` into ``model``'s table, many rows to a statement; rows that leave
+    out different columns (which take their defaults) go in separate statements."""
+    batch: list[dict[str, Any]] = []
+    for record in records:
+        if batch and (len(batch) == INSERT or batch[0].keys() != record.keys()):
+            session.execute(insert(model), batch)
+            batch = []
+        batch.append(record)
+    if batch:
+        session.execute(insert(model), batch)
+
+
 def _add_new_rows(
     session: Session, name: str, rows: list[Row], where: Where
 ) -> tuple[int, int, int]:
@@ -275,8 +318,10 @@ def _add_new_rows(
     model = dict(TABLES)[name]
     keys, uniques = key_columns(model), _unique_columns(model)
     owners = _unique_owners(session, model) if rows and uniques else {}
+    stored_rows = _stored_rows(session, model, [tuple(r[k] for k in keys) for _, r in rows])
     seen: dict[tuple[Any, ...], Row] = {}
-    added = unchanged = repeated = 0
+    new: list[dict[str, Any]] = []
+    unchanged = repeated = 0
     for number, record in rows:
         key = tuple(record[k] for k in keys)
         first = seen.get(key)
@@ -290,9 +335,9 @@ def _add_new_rows(
             repeated += 1
             continue
         seen[key] = (number, record)
-        stored = session.get(model, key)
+        stored = stored_rows.get(key)
         if stored is not None:
-            changed = _changed(row_dict(stored), record)
+            changed = _changed(stored, record)
             if changed:
                 raise ImportRefused(
                     f"{where(name, number)}: a different row with key {list(key)} is already "
@@ -307,10 +352,9 @@ def _add_new_rows(
                     f"{where(name, number)}: the row with key {list(owner)} has the same "
                     f"{', '.join(unique)}; nothing was imported"
                 )
-        session.add(model(**record))
-        added += 1
-    session.flush()
-    return added, unchanged, repeated
+        new.append(record)
+    _insert_rows(session, model, new)
+    return len(new), unchanged, repeated
 
 
 def _refuse_own_work(

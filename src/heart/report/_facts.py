@@ -160,9 +160,7 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         judgments=judgments,
         prompts=[(p.name, p.version, p.hash) for p in provenance.prompts],
         families=families,
-        boards=build_boards(
-            comparisons, rounds=rounds, seed=seed, level=level, rule=study.evidence_rule()
-        ),
+        boards=_boards(study, comparisons),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
         raters=review_quality(study.store, study.config.people, act=False),
@@ -184,6 +182,26 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
     )
     facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
     return facts
+
+
+def _boards(study: Study, comparisons: Comparisons) -> list[Board]:
+    ratings = study.config.ratings
+    return build_boards(
+        comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
+        level=ratings.level, rule=study.evidence_rule(),
+    )  # fmt: skip
+
+
+@fewer_collections()
+def gather_boards(study: Study) -> StudyFacts:
+    """What the terminal's leaderboard shows, and nothing more: every board and the judges'
+    audit, fitted as the report fits them (the report's other facts are left empty)."""
+    comparisons = load_comparisons(study.store, source="all")
+    return StudyFacts(
+        name=study.config.name, config_text="", items={}, completions={}, pairs=0,
+        judgments={}, prompts=[], families={}, boards=_boards(study, comparisons),
+        audit=audit_judges(comparisons, verdict_counts(study.store), study.config.ratings.level),
+    )  # fmt: skip
 
 
 def strategy_report(study: Study) -> StrategyReport | None:
