@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from heart.config import PairDesign, load_study, parse_study, setting_lines
+from heart.config import STUDY_FILE, PairDesign, load_study, parse_study, setting_lines, store_url
 from heart.errors import ConfigError
+from heart.study import open_study
 from heart.types import SystemKind
 from heart.yaml_reader import MAX_YAML_BYTES, MAX_YAML_VALUES
 
@@ -297,3 +298,28 @@ systems:
     model = config.systems[0].model
     assert model is not None and model.endpoint == "http://127.0.0.1:8001/v1"
     assert model.replicas == ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1")
+
+
+def test_a_relative_sqlite_store_is_read_from_the_study_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`store: sqlite:///data/heart.db` is a path of the study file like any other: a command
+    run from elsewhere opens the study's store, not one in the folder it was run from."""
+    study = tmp_path / "study"
+    (study / "data").mkdir(parents=True)
+    (study / STUDY_FILE).write_text(
+        "name: s\nstore: sqlite:///data/heart.db\nsystems: [{name: a, kind: dataset, family: d}]\n",
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_study(study)
+    assert store_url(config, study) == f"sqlite:///{study.resolve() / 'data' / 'heart.db'}"
+    open_study(study).close()
+    assert (study / "data" / "heart.db").is_file()
+    assert list(elsewhere.iterdir()) == []
+    for url in ("sqlite://", "sqlite:///:memory:", f"sqlite:///{tmp_path}/abs.db"):
+        assert store_url(config.model_copy(update={"store": url}), study) == url
+    pg = "postgresql+psycopg://heart@db.example.org/heart"
+    assert store_url(config.model_copy(update={"store": pg}), study) == pg

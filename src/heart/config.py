@@ -617,8 +617,8 @@ class StudyConfig(Strict):
     )
     store: str | None = Field(
         None,
-        description="where the data is kept: a SQLAlchemy URL (unset: heart.db, SQLite in the "
-        "study folder)",
+        description="where the data is kept: a SQLAlchemy URL, a relative SQLite path read from "
+        "the study folder (unset: heart.db, SQLite in the study folder)",
     )
     items: ItemsSpec = Field(
         ItemsSpec(), description="the contexts replies are written to: from ESConv, and rewritten"
@@ -928,7 +928,22 @@ def load_study(study_dir: Path) -> StudyConfig:
 
 
 def store_url(config: StudyConfig, study_dir: Path) -> str:
-    """The store's SQLAlchemy URL: the configured one, else SQLite inside the study."""
+    """The store's SQLAlchemy URL: the configured one, else SQLite inside the study. A relative
+    SQLite path is read from the study folder, as every other path of the study file is."""
     if config.store:
-        return config.store
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            url = make_url(config.store)
+        except (ArgumentError, ValueError):
+            return config.store  # the store's own check names what is wrong with it
+        database = url.database
+        if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
+            return config.store
+        if database.startswith("file:") or Path(database).is_absolute():
+            return config.store
+        return url.set(database=str((study_dir / database).resolve())).render_as_string(
+            hide_password=False
+        )
     return f"sqlite:///{(study_dir / DEFAULT_STORE).resolve()}"
