@@ -941,9 +941,11 @@ def store_url(config: StudyConfig, study_dir: Path) -> str:
         database = url.database
         if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
             return config.store
-        if database.startswith("file:") or Path(database).is_absolute():
-            return config.store
-        return url.set(database=str((study_dir / database).resolve())).render_as_string(
-            hide_password=False
-        )
+        try:
+            if database.startswith("file:") or Path(database).is_absolute():
+                return config.store
+            path = (study_dir / database).resolve()
+        except (OSError, ValueError):
+            return config.store  # a path no file can have: the store's own check names it
+        return url.set(database=str(path)).render_as_string(hide_password=False)
     return f"sqlite:///{(study_dir / DEFAULT_STORE).resolve()}"
