@@ -39,6 +39,7 @@ from heart.store import (
     TaskRow,
     add_if_missing,
     now_iso,
+    own_targets,
     pair_with_reply_by,
     reply_by,
 )
@@ -92,11 +93,12 @@ _FREE = and_(
 """A seat nobody holds now: not submitted, and unclaimed or its claim expired before p_now."""
 
 _MINE = aliased(TaskRow, name="mine")
-_UNTOUCHED = ~exists().where(
-    _MINE.kind == TaskRow.kind, _MINE.target == TaskRow.target,
-    _MINE.rater_id == bindparam("p_rater"),
+_UNTOUCHED = TaskRow.target.not_in(
+    select(_MINE.target).where(_MINE.kind == bindparam("p_kind"),
+                               _MINE.rater_id == bindparam("p_rater"))
 )  # fmt: skip
-"""A seat on a target p_rater holds no seat of (now or before)."""
+"""A seat on a target p_rater holds no seat of p_kind of (now or before): the targets they
+touched read once per statement, not once per seat tested."""
 
 _EXCLUDED = exists().where(
     RaterRow.id == bindparam("p_rater"), RaterRow.excluded_reason.is_not(None)
@@ -116,10 +118,7 @@ _TAKEN = (
 _ELIGIBLE = and_(~_EXCLUDED, bindparam("p_cap") > _TAKEN)
 """p_rater may take another task."""
 
-_NOT_OWN = ~or_(
-    pair_with_reply_by(TaskRow.target, bindparam("p_rater")),
-    reply_by(TaskRow.target, bindparam("p_rater")),
-)
+_NOT_OWN = TaskRow.target.not_in(own_targets(bindparam("p_rater")))
 """A seat on neither a pair holding a reply p_rater wrote nor such a reply (to label)."""
 
 # The statements a claim runs, built once: building them (the alias above most of all) cost

@@ -4,7 +4,7 @@ from heart.store._counted import counted_judgment, left_out_judgments, left_out_
 from heart.store._db import SchemaState, Store, now_iso, open_store, schema_state
 from heart.store._insert import add_if_missing, row_for
 from heart.store._origin import imported_judgment
-from heart.store._own import pair_with_reply_by, reply_by
+from heart.store._own import own_targets, pair_with_reply_by, reply_by
 from heart.store._tables import (
     Base,
     BatchCallRow,
@@ -64,6 +64,7 @@ __all__ = [
     "left_out_reason",
     "now_iso",
     "open_store",
+    "own_targets",
     "pair_with_reply_by",
     "reply_by",
     "row_for",

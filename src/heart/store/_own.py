@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, or_
+from sqlalchemy import ColumnElement, CompoundSelect, exists, or_, select, union_all
 from sqlalchemy.orm import aliased
 
 from heart.store._tables import CompletionRow, PairRow
@@ -25,3 +25,12 @@ def pair_with_reply_by(pair: Any, person: Any) -> ColumnElement[bool]:
     return exists().where(
         held.id == pair, or_(own.id == held.a_id, own.id == held.b_id), own.contributor == person
     )
+
+
+def own_targets(person: Any) -> CompoundSelect[tuple[str]]:
+    """The ids of every reply ``person`` wrote and every pair holding one: what they may neither
+    judge nor label. One set for the whole statement, where `reply_by` and `pair_with_reply_by`
+    look again for each row they test."""
+    own = select(CompletionRow.id).where(CompletionRow.contributor == person)
+    holding = select(PairRow.id).where(or_(PairRow.a_id.in_(own), PairRow.b_id.in_(own)))
+    return union_all(own, holding)

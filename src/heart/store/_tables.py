@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from heart.types import Order
@@ -231,6 +241,7 @@ class TaskRow(Base):
     __table_args__ = (
         UniqueConstraint("kind", "target", "seat"),
         UniqueConstraint("kind", "target", "rater_id"),
+        Index("ix_tasks_kind_seat", "kind", "seat", "id"),  # the order claims take seats in
     )
     id: Mapped[str] = mapped_column(String(120), primary_key=True)
     kind: Mapped[str] = mapped_column(String(10), index=True)  # write | judge | label
