@@ -32,11 +32,13 @@ class WebState:
 
 
 def make_templates() -> Jinja2Templates:
-    """Jinja2 over templates/, escaping every value (whatever the file name)."""
+    """Jinja2 over templates/, escaping every value (whatever the file name). Templates ship
+    with the package and are read once: no look at their files' times on every page."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,
     )
     return Jinja2Templates(env=env)
 
