@@ -118,15 +118,15 @@ def _flip_share(
 ) -> tuple[Share | None, int]:
     """Of the pairs the judge saw in both orders with a winner both times, how many changed
     winner; and how many pairs it saw in both orders at all."""
-    by_pair: dict[int, dict[bool, int]] = {}
-    for pair, order_ab, outcome in zip(
-        comparisons.pair[rows], comparisons.order_ab[rows], comparisons.outcome[rows], strict=True
-    ):
-        by_pair.setdefault(int(pair), {})[bool(order_ab)] = int(outcome)
-    both = [seen for seen in by_pair.values() if len(seen) == 2]
-    decided = [seen for seen in both if 2 not in seen.values()]
-    changed = sum(seen[True] != seen[False] for seen in decided)
-    return wilson_share(changed, len(decided), level), len(both)
+    pair, order_ab = comparisons.pair[rows], comparisons.order_ab[rows].astype(np.int64)
+    last = pair.size - 1 - np.unique((pair * 2 + order_ab)[::-1], return_index=True)[1]
+    pairs, place = np.unique(pair[last], return_inverse=True)
+    seen = np.full((pairs.size, 2), -1, dtype=np.int64)  # outcome per order, the later verdict
+    seen[place.reshape(-1), order_ab[last]] = comparisons.outcome[rows][last]
+    both = (seen >= 0).all(axis=1)
+    decided = both & (seen != 2).all(axis=1)
+    changed = decided & (seen[:, 0] != seen[:, 1])
+    return wilson_share(int(changed.sum()), int(decided.sum()), level), int(both.sum())
 
 
 def audit_judges(
