@@ -152,7 +152,8 @@ class Comparisons:
 
 def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
     """The sorted values ``indices`` use, and the arrays renumbered to positions among them."""
-    used = np.unique(np.concatenate(indices)).astype(np.int64)
+    values = np.concatenate(indices)
+    used = np.flatnonzero(np.bincount(values) if values.size else values).astype(np.int64)
     lookup = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
     lookup[used] = np.arange(used.size)
     return used.tolist(), [lookup[i] for i in indices]
