@@ -304,17 +304,20 @@ def code_records(
                   RationaleCodeRow.span_start, RationaleCodeRow.theme)
     )  # fmt: skip
     row_of, c = _rows(comparisons), comparisons
-    with store.session() as session:
-        rows = session.connection().execute(query).all()
     out, judge_of = [], c.judge.tolist()
-    for coder, jid, theme, side, negated, evidence, cue in rows:
-        row = row_of.get(jid)
-        if row is not None:
-            judge = judge_of[row]
-            out.append(
-                CodeRecord(coder, jid, c.judges[judge], c.judge_sources[judge], theme, side,
-                           bool(negated), evidence, cue or "")
-            )  # fmt: skip
+    # the same words recur in many codes: each is held once (a study may have millions)
+    words: dict[str, str] = {}
+    held = words.setdefault
+    with store.session() as session:
+        for coder, jid, theme, side, negated, evidence, cue in session.connection().execute(query):
+            row = row_of.get(jid)
+            if row is not None:
+                judge = judge_of[row]
+                out.append(
+                    CodeRecord(held(coder, coder), c.judgments[row], c.judges[judge],
+                               c.judge_sources[judge], held(theme, theme), held(side, side),
+                               bool(negated), held(evidence, evidence), held(cue or "", cue or ""))
+                )  # fmt: skip
     return out
 
 
