@@ -139,11 +139,13 @@ def audit_judges(
     counts = counts or {}
     a_won = comparisons.outcome == 0
     decided = comparisons.outcome != 2
-    kinds = np.asarray([*comparisons.system_kinds, ""], dtype=object)
-    families = np.asarray([*comparisons.system_families, ""], dtype=object)
-    kind_a, kind_b = kinds[comparisons.a], kinds[comparisons.b]
-    family_a, family_b = families[comparisons.a], families[comparisons.b]
-    control = SystemKind.CONTROL.value
+    a, b = comparisons.a, comparisons.b
+    # what does not depend on the judge, worked out once
+    differ_in_length = comparisons.length_a != comparisons.length_b
+    longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
+    control = np.asarray([k == SystemKind.CONTROL for k in comparisons.system_kinds], dtype=bool)
+    one_control = control[a] != control[b]
+    control_won = np.where(control[a], a_won, ~a_won)
     audits = []
     for j, judge in enumerate(comparisons.judges):
         theirs = comparisons.judge == j
@@ -151,12 +153,10 @@ def audit_judges(
         first = wilson_share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
         flip, both_orders = _flip_share(comparisons, theirs, level)
 
-        differ = mine & (comparisons.length_a != comparisons.length_b)
-        longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
+        differ = mine & differ_in_length
         longer = wilson_share(int(longer_won[differ].sum()), int(differ.sum()), level)
 
-        vs_control = mine & ((kind_a == control) != (kind_b == control))
-        control_won = np.where(kind_a == control, a_won, ~a_won)
+        vs_control = mine & one_control
         control_share = wilson_share(
             int(control_won[vs_control].sum()), int(vs_control.sum()), level
         )
@@ -164,7 +164,8 @@ def audit_judges(
         fam, source = comparisons.judge_families[j], comparisons.judge_sources[j]
         own = None
         if source == JudgeSource.LLM and fam:  # people's "family" is every human reply
-            own_a, own_b = family_a == fam, family_b == fam
+            ours = np.asarray([f == fam for f in comparisons.system_families], dtype=bool)
+            own_a, own_b = ours[a], ours[b]
             one_own = mine & (own_a != own_b)
             own_won = np.where(own_a, a_won, ~a_won)
             own = wilson_share(int(own_won[one_own].sum()), int(one_own.sum()), level)
