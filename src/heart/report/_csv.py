@@ -29,7 +29,7 @@ def csv_text(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([[_cell(v) for v in row] for row in rows])
+    writer.writerows([_cell(v) for v in row] for row in rows)  # row by row: files may be large
     return buffer.getvalue()
 
 
