@@ -159,8 +159,8 @@ def code_rationales(root: Path) -> tuple[int, int]:
     stored for every verdict that gives it."""
     from heart.rationales import code as stage
     from heart.rationales import load_codebook
+    from heart.rationales._rules import code_rationale as read
 
-    read = stage.code_rationale
     seen: dict[str, list[Any]] = {}
 
     def once(rationale: str, codebook: Any, first: str = "", second: str = "") -> list[Any]:

@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, SQLColumnExpression, case, func, select
 
 from heart.store import (
     CompletionRow,
@@ -162,7 +162,7 @@ def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
 NOT_GIVEN = 3  # the code of an axis the verdict did not judge
 
 
-def _side_code(side: ColumnElement[str | None]) -> ColumnElement[int]:
+def _side_code(side: SQLColumnExpression[str | None]) -> ColumnElement[int]:
     """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none."""
     return case(
         (side == Side.A.value, AXIS_CODES[Side.A]), (side == Side.B.value, AXIS_CODES[Side.B]),
