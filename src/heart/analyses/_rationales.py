@@ -664,9 +664,10 @@ def rationale_tables(
         for c in report.coders
         for v in c.links
     ]  # fmt: skip
+    said = {w: quoted(w) for r in report.codes for w in (r.evidence, r.cue)}  # each words once
     codes: list[list[Cell]] = [
-        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, quoted(r.evidence),
-         quoted(r.cue)]
+        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, said[r.evidence],
+         said[r.cue]]
         for r in report.codes
     ]  # fmt: skip
     coders: list[list[Cell]] = []
