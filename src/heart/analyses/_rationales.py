@@ -19,6 +19,7 @@ From one coder's codes (its ok codings of counted judgments under the codebook i
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,7 @@ SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
 MIN_FIT = 20  # judgments a theme needs before its link with the verdict is fitted
 WORDS_UNIT = 10.0  # lengths enter the regression per ten words
 TOP_PHRASES = 3
+PARTITION = 50_000  # rows fetched from the store at a time
 Ints = npt.NDArray[np.int64]
 
 
@@ -260,8 +262,10 @@ def load_coded(
     )  # fmt: skip
     row_of = _rows(comparisons)
     with store.session() as session:
-        read = [(row_of[j], status, text) for j, status, text in session.connection().execute(query)
-                if j in row_of]  # fmt: skip
+        coded = itertools.chain.from_iterable(
+            session.connection().execute(query).partitions(PARTITION)
+        )
+        read = [(row_of[j], status, text) for j, status, text in coded if j in row_of]
     read.sort()
     ok = [(row, text) for row, status, text in read if status == Status.OK]
     rows = np.fromiter((row for row, _ in ok), dtype=np.int64, count=len(ok))
@@ -309,7 +313,10 @@ def code_records(
     words: dict[str, str] = {}
     held = words.setdefault
     with store.session() as session:
-        for coder, jid, theme, side, negated, evidence, cue in session.connection().execute(query):
+        read = session.connection().execute(query)
+        for coder, jid, theme, side, negated, evidence, cue in itertools.chain.from_iterable(
+            read.partitions(PARTITION)
+        ):
             row = row_of.get(jid)
             if row is not None:
                 judge = judge_of[row]
