@@ -671,7 +671,8 @@ def rationale_tables(
         for c in report.coders
         for v in c.links
     ]  # fmt: skip
-    said = {w: quoted(w) for r in report.codes for w in (r.evidence, r.cue)}  # each words once
+    words = {r.evidence for r in report.codes} | {r.cue for r in report.codes}
+    said = {w: quoted(w) for w in words}  # each words once: codes share them
     codes: list[list[Cell]] = [
         [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, said[r.evidence],
          said[r.cue]]
