@@ -262,10 +262,10 @@ def load_coded(
     )  # fmt: skip
     row_of = _rows(comparisons)
     with store.session() as session:
-        coded = itertools.chain.from_iterable(
+        codings = itertools.chain.from_iterable(
             session.connection().execute(query).partitions(PARTITION)
         )
-        read = [(row_of[j], status, text) for j, status, text in coded if j in row_of]
+        read = [(row_of[j], status, text) for j, status, text in codings if j in row_of]
     read.sort()
     ok = [(row, text) for row, status, text in read if status == Status.OK]
     rows = np.fromiter((row for row, _ in ok), dtype=np.int64, count=len(ok))
