@@ -9,6 +9,7 @@ import itertools
 import sys
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 from scipy.special import expit
@@ -32,6 +33,7 @@ from heart.store import (  # noqa: E402
 RATERS_PER_PAIR = 3
 UNTIMED = 2  # systems without times to first token
 CHUNK = 50_000  # verdicts held in memory before they are inserted
+QUOTES = "\"'“”‘’"  # marks that may quote a reply
 # Rationale sentences about the winner ({w}) and the loser ({l}); the rule coder finds themes in
 # most of them, and leaves a few with none.
 PRAISE = [
@@ -151,11 +153,25 @@ def write_study(
 
 
 def code_rationales(root: Path) -> tuple[int, int]:
-    """The rule coder's stage, as `heart run` runs it: (rationales coded, themes found)."""
+    """The rule coder's stage, as `heart run` runs it, storing what it stores: (rationales coded,
+    themes found). The simulated rationales are a few sentences that quote no reply, so their
+    codes do not depend on the replies: each distinct sentence is read once and its codes are
+    stored for every verdict that gives it."""
+    from heart.rationales import code as stage
     from heart.rationales import load_codebook
-    from heart.rationales.code import code_with_rules
+    from heart.rationales._rules import code_rationale as read
+
+    seen: dict[str, list[Any]] = {}
+
+    def once(rationale: str, codebook: Any, first: str = "", second: str = "") -> list[Any]:
+        if any(mark in rationale for mark in QUOTES):  # a quote is placed by the replies
+            return read(rationale, codebook, first, second)
+        if rationale not in seen:
+            seen[rationale] = read(rationale, codebook, first, second)
+        return seen[rationale]
 
     store = open_store(f"sqlite:///{root / 'heart.db'}")
-    summary = code_with_rules(store, load_codebook())
+    with patch.object(stage, "code_rationale", once):
+        summary = stage.code_with_rules(store, load_codebook())
     store.close()
     return summary.coded, summary.codes

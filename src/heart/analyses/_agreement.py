@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +21,8 @@ from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._leaderboard import INTERVAL_CONVERSATIONS
-from heart.analyses._majority import judge_votes
+from heart.analyses._majority import SPLIT as NONE
+from heart.analyses._majority import A, B, Votes, vote_table
 from heart.frames import frame, records_frame, share_cells
 from heart.stats import (
     Share,
@@ -37,7 +37,8 @@ from heart.stats import (
 )
 from heart.types import Axis, JudgeSource
 
-A, B, NONE = 0, 1, 2
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 CLEAR_CONSENSUS = 0.75
 STABILITY_DRAWS = 200
 LISTED_HALVES = 100_000  # beyond this many subsets of judges, draw them instead of listing
@@ -135,43 +136,21 @@ class AgreementReport:
         return records_frame(self.stability)
 
 
-class _Votes:
-    """The votes of one comparisons table, by pair and by judge, with each pair's conversation."""
-
-    def __init__(self, comparisons: Comparisons) -> None:
-        self.by_pair: dict[int, dict[int, int]] = defaultdict(dict)
-        for (pair, judge), vote in judge_votes(comparisons).items():
-            self.by_pair[pair][judge] = vote
-        self.conversation = dict(
-            zip(comparisons.pair.tolist(), comparisons.conversation.tolist(), strict=True)
-        )
-        self.n_conversations = len(comparisons.conversations)
-
-    def majority(self, pair: int, judges: set[int]) -> tuple[int, int, int, int]:
-        """(side, votes for a, votes for b, abstentions) among ``judges`` on ``pair``."""
-        votes = [v for j, v in self.by_pair[pair].items() if j in judges]
-        a, b = votes.count(A), votes.count(B)
-        return (A if a > b else B if b > a else NONE), a, b, len(votes) - a - b
+def _share(hits: Floats, totals: Floats, args: tuple[int, int, float]) -> Share | None:
+    """Agreements and trials per conversation as a Share (None without a trial)."""
+    if not totals.sum():
+        return None
+    low, high = bootstrap_share_by_conversation(hits, totals, rounds=args[0], seed=args[1],
+                                                level=args[2])  # fmt: skip
+    return Share(int(hits.sum()), int(totals.sum()), low, high)
 
 
-class _Tally:
-    """Agreement hits and trials per conversation, turned into a Share."""
-
-    def __init__(self, conversations: int) -> None:
-        self.hits = np.zeros(conversations)
-        self.totals = np.zeros(conversations)
-
-    def add(self, conversation: int, agree: bool) -> None:
-        self.hits[conversation] += agree
-        self.totals[conversation] += 1
-
-    def rate(self, rounds: int, seed: int, level: float) -> Share | None:
-        if not self.totals.sum():
-            return None
-        low, high = bootstrap_share_by_conversation(
-            self.hits, self.totals, rounds=rounds, seed=seed, level=level
-        )
-        return Share(int(self.hits.sum()), int(self.totals.sum()), low, high)
+def _tally(
+    conversation: Ints, agree: npt.NDArray[np.bool_], n: int, args: tuple[int, int, float]
+) -> Share | None:
+    """The share of trials that agree, one trial per entry, in conversation ``conversation``."""
+    hits = np.bincount(conversation, weights=agree, minlength=n).astype(np.float64)
+    return _share(hits, np.bincount(conversation, minlength=n).astype(np.float64), args)
 
 
 def _group(comparisons: Comparisons, source: JudgeSource) -> set[int]:
@@ -179,7 +158,7 @@ def _group(comparisons: Comparisons, source: JudgeSource) -> set[int]:
 
 
 def _human_llm(
-    votes: _Votes,
+    votes: Votes,
     humans: set[int],
     llms: set[int],
     judge_names: list[str],
@@ -188,61 +167,62 @@ def _human_llm(
     """Human majority against the LLM ensemble's majority (all, ambiguous, clear pairs), and
     against each LLM judge's own vote."""
     n = votes.n_conversations
-    overall, ambiguous, clear = _Tally(n), _Tally(n), _Tally(n)
-    per_judge: dict[int, _Tally] = {j: _Tally(n) for j in sorted(llms)}
-    for pair, cast in votes.by_pair.items():
-        human, a, b, ties = votes.majority(pair, humans)
-        if not (a + b + ties):
-            continue
-        conv = votes.conversation[pair]
-        for j in llms & cast.keys():
-            if human != NONE and cast[j] != NONE:
-                per_judge[j].add(conv, cast[j] == human)
-        llm, *_ = votes.majority(pair, llms)
-        if human == NONE or llm == NONE:
-            continue
-        overall.add(conv, llm == human)
-        consensus = max(a, b) / (a + b + ties)
-        (clear if consensus >= CLEAR_CONSENSUS else ambiguous).add(conv, llm == human)
-    rates = {judge_names[j]: t.rate(*args) for j, t in per_judge.items()}
+    human, a, b, ties = votes.majority(humans)
+    llm, *_ = votes.majority(llms)
+    heard = human != NONE  # pairs with a human majority
+    per_judge = {}
+    for j in sorted(llms):
+        mine = (votes.judge == j) & (votes.vote != NONE) & heard[votes.row]
+        on = votes.row[mine]
+        rate = _tally(votes.conversation[on], votes.vote[mine] == human[on], n, args)
+        if rate is not None:
+            per_judge[judge_names[j]] = rate
+    both = heard & (llm != NONE)
+    agree = llm == human
+    consensus = np.maximum(a, b) / np.maximum(a + b + ties, 1)
+    clear = both & (consensus >= CLEAR_CONSENSUS)
+    ambiguous = both & (consensus < CLEAR_CONSENSUS)
     return (
-        overall.rate(*args),
-        ambiguous.rate(*args),
-        clear.rate(*args),
-        {name: r for name, r in rates.items() if r is not None},
+        _tally(votes.conversation[both], agree[both], n, args),
+        _tally(votes.conversation[ambiguous], agree[ambiguous], n, args),
+        _tally(votes.conversation[clear], agree[clear], n, args),
+        per_judge,
     )
 
 
-def _inter_human(votes: _Votes, humans: set[int], args: tuple[int, int, float]) -> Share | None:
+def _inter_human(votes: Votes, humans: set[int], args: tuple[int, int, float]) -> Share | None:
     """Each rater's vote against the majority of the other raters of the pair."""
-    tally = _Tally(votes.n_conversations)
-    for pair, cast in votes.by_pair.items():
-        raters = humans & cast.keys()
-        for r in raters:
-            if cast[r] == NONE:
-                continue
-            others, *_ = votes.majority(pair, raters - {r})
-            if others != NONE:
-                tally.add(votes.conversation[pair], cast[r] == others)
-    return tally.rate(*args)
+    _, a, b, _ = votes.majority(humans)
+    mine = np.isin(votes.judge, sorted(humans)) & (votes.vote != NONE)
+    on, vote = votes.row[mine], votes.vote[mine]
+    others_a, others_b = a[on] - (vote == A), b[on] - (vote == B)
+    others = np.where(others_a > others_b, A, np.where(others_b > others_a, B, NONE))
+    heard = others != NONE
+    return _tally(votes.conversation[on[heard]], vote[heard] == others[heard],
+                  votes.n_conversations, args)  # fmt: skip
 
 
 def _between_judges(
-    votes: _Votes, llms: set[int], names: list[str], args: tuple[int, int, float]
+    votes: Votes, llms: set[int], names: list[str], args: tuple[int, int, float]
 ) -> tuple[list[tuple[str, str, Share]], list[tuple[tuple[str, str, str], Share]]]:
     """Agreement of every two LLM judges, and of every three, on the pairs they all voted on."""
+    judges = sorted(llms)
+    column = np.full(int(votes.judge.max(initial=0)) + 1, -1, dtype=np.int64)
+    column[judges] = np.arange(len(judges))
+    cast = np.full((votes.pairs.size, len(judges)), NONE, dtype=np.int64)  # NONE: no vote
+    mine = np.isin(votes.judge, judges)
+    cast[votes.row[mine], column[votes.judge[mine]]] = votes.vote[mine]
+    decided = cast != NONE
     pairs_out, triples_out = [], []
     for size in (2, 3):
-        for group in itertools.combinations(sorted(llms), size):
-            tally = _Tally(votes.n_conversations)
-            for pair, cast in votes.by_pair.items():
-                cast_votes = [cast.get(j, NONE) for j in group]
-                if NONE not in cast_votes:
-                    tally.add(votes.conversation[pair], len(set(cast_votes)) == 1)
-            rate = tally.rate(*args)
+        for group in itertools.combinations(range(len(judges)), size):
+            chosen = list(group)
+            voted = decided[:, chosen].all(axis=1)
+            same = (cast[:, chosen] == cast[:, [chosen[0]]]).all(axis=1)
+            rate = _tally(votes.conversation[voted], same[voted], votes.n_conversations, args)
             if rate is None:
                 continue
-            labels = tuple(names[j] for j in group)
+            labels = tuple(names[judges[c]] for c in group)
             if size == 2:
                 pairs_out.append((labels[0], labels[1], rate))
             else:
@@ -436,7 +416,7 @@ def human_llm_agreement(
     comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
 ) -> Share | None:
     """Human majority against the LLM ensemble's majority on the pairs both voted on."""
-    votes = _Votes(comparisons)
+    votes = vote_table(comparisons)
     humans = _group(comparisons, JudgeSource.HUMAN)
     llms = _group(comparisons, JudgeSource.LLM)
     return _human_llm(votes, humans, llms, comparisons.judges, (rounds, seed, level))[0]
@@ -446,7 +426,7 @@ def analyse_agreement(
     comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0, level: float = 0.95
 ) -> AgreementReport:
     """Every agreement figure the verdicts in ``comparisons`` (both sources) support."""
-    votes = _Votes(comparisons)
+    votes = vote_table(comparisons)
     humans = _group(comparisons, JudgeSource.HUMAN)
     llms = _group(comparisons, JudgeSource.LLM)
     args = (rounds, seed, level)

@@ -118,15 +118,15 @@ def _flip_share(
 ) -> tuple[Share | None, int]:
     """Of the pairs the judge saw in both orders with a winner both times, how many changed
     winner; and how many pairs it saw in both orders at all."""
-    by_pair: dict[int, dict[bool, int]] = {}
-    for pair, order_ab, outcome in zip(
-        comparisons.pair[rows], comparisons.order_ab[rows], comparisons.outcome[rows], strict=True
-    ):
-        by_pair.setdefault(int(pair), {})[bool(order_ab)] = int(outcome)
-    both = [seen for seen in by_pair.values() if len(seen) == 2]
-    decided = [seen for seen in both if 2 not in seen.values()]
-    changed = sum(seen[True] != seen[False] for seen in decided)
-    return wilson_share(changed, len(decided), level), len(both)
+    pair, order_ab = comparisons.pair[rows], comparisons.order_ab[rows].astype(np.int64)
+    last = pair.size - 1 - np.unique((pair * 2 + order_ab)[::-1], return_index=True)[1]
+    pairs, place = np.unique(pair[last], return_inverse=True)
+    seen = np.full((pairs.size, 2), -1, dtype=np.int64)  # outcome per order, the later verdict
+    seen[place.reshape(-1), order_ab[last]] = comparisons.outcome[rows][last]
+    both = (seen >= 0).all(axis=1)
+    decided = both & (seen != 2).all(axis=1)
+    changed = decided & (seen[:, 0] != seen[:, 1])
+    return wilson_share(int(changed.sum()), int(decided.sum()), level), int(both.sum())
 
 
 def audit_judges(
@@ -139,11 +139,13 @@ def audit_judges(
     counts = counts or {}
     a_won = comparisons.outcome == 0
     decided = comparisons.outcome != 2
-    kinds = np.asarray([*comparisons.system_kinds, ""], dtype=object)
-    families = np.asarray([*comparisons.system_families, ""], dtype=object)
-    kind_a, kind_b = kinds[comparisons.a], kinds[comparisons.b]
-    family_a, family_b = families[comparisons.a], families[comparisons.b]
-    control = SystemKind.CONTROL.value
+    a, b = comparisons.a, comparisons.b
+    # what does not depend on the judge, worked out once
+    differ_in_length = comparisons.length_a != comparisons.length_b
+    longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
+    control = np.asarray([k == SystemKind.CONTROL for k in comparisons.system_kinds], dtype=bool)
+    one_control = control[a] != control[b]
+    control_won = np.where(control[a], a_won, ~a_won)
     audits = []
     for j, judge in enumerate(comparisons.judges):
         theirs = comparisons.judge == j
@@ -151,12 +153,10 @@ def audit_judges(
         first = wilson_share(int(comparisons.first_won[mine].sum()), int(mine.sum()), level)
         flip, both_orders = _flip_share(comparisons, theirs, level)
 
-        differ = mine & (comparisons.length_a != comparisons.length_b)
-        longer_won = np.where(comparisons.length_a > comparisons.length_b, a_won, ~a_won)
+        differ = mine & differ_in_length
         longer = wilson_share(int(longer_won[differ].sum()), int(differ.sum()), level)
 
-        vs_control = mine & ((kind_a == control) != (kind_b == control))
-        control_won = np.where(kind_a == control, a_won, ~a_won)
+        vs_control = mine & one_control
         control_share = wilson_share(
             int(control_won[vs_control].sum()), int(vs_control.sum()), level
         )
@@ -164,7 +164,8 @@ def audit_judges(
         fam, source = comparisons.judge_families[j], comparisons.judge_sources[j]
         own = None
         if source == JudgeSource.LLM and fam:  # people's "family" is every human reply
-            own_a, own_b = family_a == fam, family_b == fam
+            ours = np.asarray([f == fam for f in comparisons.system_families], dtype=bool)
+            own_a, own_b = ours[a], ours[b]
             one_own = mine & (own_a != own_b)
             own_won = np.where(own_a, a_won, ~a_won)
             own = wilson_share(int(own_won[one_own].sum()), int(one_own.sum()), level)

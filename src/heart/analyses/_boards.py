@@ -184,15 +184,21 @@ def build_board(
     seed: int = 0,
     level: float = 0.95,
     rule: EvidenceRule | None = None,
+    ablations: bool = True,
 ) -> Board:
     """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
-    with the selection-biased Best human beside it when a human system took part."""
+    with the selection-biased Best human beside it when a human system took part (its ablations
+    left out when ``ablations`` is false)."""
     rule = rule or EvidenceRule()
-    board = build_leaderboard(comparisons, rounds=rounds, seed=seed, level=level, rule=rule)
+    board = build_leaderboard(
+        comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations
+    )
     best = best_human_comparisons(comparisons)
     best_standing = None
     if best is not None and len(best) and len(best.systems) >= 2:
-        fit = build_leaderboard(best, rounds=rounds, seed=seed, level=level, rule=rule)
+        fit = build_leaderboard(
+            best, rounds=rounds, seed=seed, level=level, rule=rule, ablations=False
+        )
         best_standing = next(s for s in fit.standings if s.system == BEST_HUMAN)
     return Board(source, subset, board, best_standing)
 
@@ -204,11 +210,13 @@ def build_boards(
     seed: int = 0,
     level: float = 0.95,
     rule: EvidenceRule | None = None,
+    ablations: bool = True,
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one; ``rule``: when a standing is preliminary
-    (default ``EvidenceRule()``)."""
+    (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
+    does not show them)."""
     rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
@@ -223,7 +231,14 @@ def build_boards(
             if len(rows) and len(rows.systems) >= 2:
                 boards.append(
                     build_board(
-                        rows, source, subset, rounds=rounds, seed=seed, level=level, rule=rule
+                        rows,
+                        source,
+                        subset,
+                        rounds=rounds,
+                        seed=seed,
+                        level=level,
+                        rule=rule,
+                        ablations=ablations,
                     )
                 )
     return boards

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, SQLColumnExpression, case, func, select
 
 from heart.store import (
     CompletionRow,
@@ -151,31 +152,41 @@ class Comparisons:
 
 def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:
     """The sorted values ``indices`` use, and the arrays renumbered to positions among them."""
-    used = np.unique(np.concatenate(indices)).astype(np.int64)
+    values = np.concatenate(indices)
+    used = np.flatnonzero(np.bincount(values) if values.size else values).astype(np.int64)
     lookup = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
     lookup[used] = np.arange(used.size)
     return used.tolist(), [lookup[i] for i in indices]
 
 
+NOT_GIVEN = 3  # the code of an axis the verdict did not judge
+
+
+def _side_code(side: SQLColumnExpression[str | None]) -> ColumnElement[int]:
+    """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none."""
+    return case(
+        (side == Side.A.value, AXIS_CODES[Side.A]), (side == Side.B.value, AXIS_CODES[Side.B]),
+        (side.is_(None), NOT_GIVEN), else_=AXIS_CODES[Side.TIE],
+    )  # fmt: skip
+
+
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every judgment that counts (``counted_judgment``) from judges of ``source`` ("llm",
     "human" or "all"), as arrays."""
-    # the axis verdicts are read out of the JSON by the database: columns 4 to 13
+    # one row per verdict: its names, then numbers the database reads out of it (the axes out
+    # of the JSON): whether a was shown first, the outcome, the strength, and per axis its
+    # outcome and strength
+    axes = [axis.value for axis in Axis]
     query = (
         select(
-            JudgmentRow.judge,
-            JudgmentRow.order,
-            JudgmentRow.winner,
-            JudgmentRow.strength,
-            *(JudgmentRow.axes[(axis.value, "winner")].as_string() for axis in Axis),
-            *(JudgmentRow.axes[(axis.value, "strength")].as_integer() for axis in Axis),
-            JudgmentRow.pair_id,
-            PairRow.a_id,
-            PairRow.b_id,
-            PairRow.item_id,
-            ItemRow.conversation_id,
-            ItemRow.subset,
             JudgmentRow.id,
+            JudgmentRow.judge,
+            JudgmentRow.pair_id,
+            case((JudgmentRow.order == Order.AB.value, 1), else_=0),
+            _side_code(JudgmentRow.winner),
+            func.coalesce(func.nullif(JudgmentRow.strength, 0), 1),
+            *(_side_code(JudgmentRow.axes[(axis, "winner")].as_string()) for axis in axes),
+            *(func.coalesce(JudgmentRow.axes[(axis, "strength")].as_integer(), 0) for axis in axes),
         )
         .join(PairRow, PairRow.id == JudgmentRow.pair_id)
         .join(ItemRow, ItemRow.id == PairRow.item_id)
@@ -185,9 +196,14 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     )
     if source != "all":
         query = query.where(JudgeRow.source == source)
+    pairs_query = select(
+        PairRow.id, PairRow.a_id, PairRow.b_id, PairRow.item_id, ItemRow.conversation_id,
+        ItemRow.subset,
+    ).join(ItemRow, ItemRow.id == PairRow.item_id)  # fmt: skip
     with store.session() as session:
         connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
         rows = connection.execute(query).all()
+        pair_info = {r[0]: tuple(r[1:]) for r in connection.execute(pairs_query)}
         completions = {
             r.id: (r.system, len(r.text.split()))
             for r in connection.execute(
@@ -202,12 +218,21 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
         ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
-    n, n_axes, at = len(rows), len(Axis), 4
+    n, n_axes = len(rows), len(axes)
     # one tuple per column: each is read in one pass, without a row object per cell
-    columns = list(zip(*rows, strict=True)) if rows else [()] * (at + 2 * n_axes + 7)
-    judge_of, order_of, winner_of, strength_of = columns[:at]
-    axis_winners, axis_strengths = columns[at : at + n_axes], columns[at + n_axes : at + 2 * n_axes]
-    pair_of, a_of, b_of, item_of, conversation_of, subset_col, id_of = columns[at + 2 * n_axes :]
+    id_of, judge_of, pair_of, *numbers = list(zip(*rows, strict=True)) if rows else [()] * 16
+    codes = np.asarray(numbers, dtype=np.int64).reshape(len(numbers), n)
+    del rows, numbers
+    order_ab, outcome, strength = codes[0] == 1, np.minimum(codes[1], 2), codes[2]
+    axis_codes = np.ascontiguousarray(codes[3 : 3 + n_axes].T)  # (verdicts, axes)
+    axis_strength = np.ascontiguousarray(codes[3 + n_axes :].T)
+    # the pairs in order of their first verdict, and what each pair holds
+    p_index = {pid: i for i, pid in enumerate(dict.fromkeys(pair_of))}
+    a_of, b_of, item_of, conversation_of, subset_col = (
+        (list(column) for column in zip(*(pair_info[p] for p in p_index), strict=True))
+        if p_index
+        else ([], [], [], [], [])
+    )
     system_a = [completions[c][0] for c in a_of]
     system_b = [completions[c][0] for c in b_of]
     systems = sorted(set(system_a) | set(system_b))
@@ -221,51 +246,44 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     c_index = {c: i for i, c in enumerate(conversations)}
     i_index = {it: i for i, it in enumerate(items)}
     cp_index = {cp: i for i, cp in enumerate(used)}
-    p_index: dict[str, int] = {}
-    for pid in pair_of:
-        p_index.setdefault(pid, len(p_index))
 
-    def ints(values: list[int]) -> Ints:
-        return np.asarray(values, dtype=np.int64).reshape(n)
+    def ints(values: Iterable[int], count: int) -> Ints:
+        return np.fromiter(values, dtype=np.int64, count=count)
 
-    def by_axis(values: list[object], dtype: type) -> npt.NDArray[Any]:
-        return np.asarray(values, dtype=dtype).reshape(n_axes, n).T.copy()
+    pair = ints(map(p_index.__getitem__, pair_of), n)
+    m = len(p_index)
 
-    outcome = ints([AXIS_CODES[w] for w in winner_of])
-    order_ab = np.asarray([o == Order.AB for o in order_of], dtype=bool).reshape(n)
-    axis_outcome = by_axis(
-        [AXIS_CODES[w or Side.NONE] for col in axis_winners for w in col], np.int64
-    )
-    axis_strength = by_axis([v or 0 for col in axis_strengths for v in col], np.float64)
-    axis_given = by_axis([w is not None for col in axis_winners for w in col], bool)
-    lengths = {c: completions[c][1] for c in used}
+    def per_row(values: Iterable[int]) -> Ints:
+        """A value of each pair, on each of its verdicts' rows."""
+        return ints(values, m)[pair]
+
     return Comparisons(
         systems=systems,
         judges=judges,
         conversations=conversations,
-        a=ints([s_index[s] for s in system_a]),
-        b=ints([s_index[s] for s in system_b]),
+        a=per_row(s_index[s] for s in system_a),
+        b=per_row(s_index[s] for s in system_b),
         outcome=outcome,
-        strength=np.asarray([float(v or 1) for v in strength_of], dtype=np.float64).reshape(n),
-        axis_outcome=axis_outcome,
-        judge=ints([j_index[j] for j in judge_of]),
-        conversation=ints([c_index[c] for c in conversation_of]),
+        strength=strength.astype(np.float64),
+        axis_outcome=np.minimum(axis_codes, 2),
+        judge=ints(map(j_index.__getitem__, judge_of), n),
+        conversation=per_row(c_index[c] for c in conversation_of),
         first_won=np.where(order_ab, outcome == 0, outcome == 1),
-        length_a=ints([lengths[c] for c in a_of]),
-        length_b=ints([lengths[c] for c in b_of]),
-        pair=ints([p_index[p] for p in pair_of]),
+        length_a=per_row(completions[c][1] for c in a_of),
+        length_b=per_row(completions[c][1] for c in b_of),
+        pair=pair,
         order_ab=order_ab,
         system_kinds=[roster.get(s, ("", ""))[0] for s in systems],
         system_families=[roster.get(s, ("", ""))[1] for s in systems],
         judge_families=[judge_info.get(j, ("", ""))[0] for j in judges],
         judge_sources=[judge_info.get(j, ("", ""))[1] for j in judges],
         items=items,
-        item=ints([i_index[i] for i in item_of]),
+        item=per_row(i_index[i] for i in item_of),
         item_subsets=[subset_of[i] for i in items],
         completions=used,
-        completion_a=ints([cp_index[c] for c in a_of]),
-        completion_b=ints([cp_index[c] for c in b_of]),
-        axis_strength=axis_strength,
-        axis_given=axis_given,
+        completion_a=per_row(cp_index[c] for c in a_of),
+        completion_b=per_row(cp_index[c] for c in b_of),
+        axis_strength=axis_strength.astype(np.float64),
+        axis_given=axis_codes != NOT_GIVEN,
         judgments=list(id_of),
     )

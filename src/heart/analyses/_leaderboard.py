@@ -283,11 +283,12 @@ def build_leaderboard(
     seed: int = 0,
     level: float = 0.95,
     rule: EvidenceRule = EvidenceRule(),
+    ablations: bool = True,
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
     sqrt(1/n) intervals, win rates and Elo per axis, pairwise differences with
-    Benjamini–Hochberg, head-to-head shares and the ablations.
+    Benjamini–Hochberg, head-to-head shares and (unless ``ablations`` is false) the ablations.
 
     Evidence decides what is shown: Elo is centred on the systems with at least
     ``INTERVAL_CONVERSATIONS`` conversations (when two or more have them), only those get
@@ -368,7 +369,7 @@ def build_leaderboard(
         separated_rounds=boot.separated_rounds,
         head_to_head=head_to_head,
         differences=_differences(elo, boot.elo_rounds, low, high, evidence, measured, order, level),
-        ablations=_ablations(comparisons, elo, seed),
+        ablations=_ablations(comparisons, elo, seed) if ablations else [],
         rule=rule,
         judges=tuple(comparisons.judges),
     )

@@ -19,16 +19,18 @@ From one coder's codes (its ok codings of counted judgments under the codebook i
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import func, select
 
-from heart.analyses._agreement import _Votes
 from heart.analyses._comparisons import Comparisons
+from heart.analyses._majority import SPLIT, vote_table
 from heart.plain import plain
 from heart.rationales import Codebook
 from heart.stats import (
@@ -55,6 +57,8 @@ SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
 MIN_FIT = 20  # judgments a theme needs before its link with the verdict is fitted
 WORDS_UNIT = 10.0  # lengths enter the regression per ten words
 TOP_PHRASES = 3
+PARTITION = 50_000  # rows fetched from the store at a time
+Ints = npt.NDArray[np.int64]
 
 
 class CodedRationale(NamedTuple):
@@ -190,10 +194,63 @@ def _rows(comparisons: Comparisons) -> dict[str, int]:
     return {judgment: row for row, judgment in enumerate(comparisons.judgments)}
 
 
+@dataclass(frozen=True)
+class Coded:
+    """One coder's coded rationales as columns, in the order of ``comparisons``: ``row`` is each
+    one's row there, ``words`` the rationale's length in words; ``themes[r, t]`` whether it
+    brings theme t of the codebook up (denied or not) and ``sides[r, t]`` the replies that theme
+    is about (1: a, 2: b, 3: both, 0: neither said; a denied theme is about the other reply).
+    Iterating gives each as a ``CodedRationale``."""
+
+    comparisons: Comparisons
+    theme_ids: list[str]
+    row: Ints
+    words: Ints
+    themes: npt.NDArray[np.bool_]
+    sides: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.row.size)
+
+    def __iter__(self) -> Iterator[CodedRationale]:
+        c = self.comparisons
+        winner = (Side.A.value, Side.B.value, Side.TIE.value)
+        order = {True: Order.AB.value, False: Order.BA.value}
+        for n, row in enumerate(self.row.tolist()):
+            j = int(c.judge[row])
+            about = {
+                theme: frozenset(side for side, bit in SIDE_BITS.items() if self.sides[n, t] & bit)
+                for t, theme in enumerate(self.theme_ids)
+                if self.sides[n, t]
+            }
+            yield CodedRationale(
+                c.judgments[row], c.judges[j], c.judge_sources[j],
+                c.completions[int(c.completion_a[row])], c.completions[int(c.completion_b[row])],
+                order[bool(c.order_ab[row])], winner[int(c.outcome[row])],
+                c.conversations[int(c.conversation[row])], int(self.words[n]),
+                int(c.length_a[row]), int(c.length_b[row]),
+                frozenset(t for k, t in enumerate(self.theme_ids) if self.themes[n, k]), about,
+            )  # fmt: skip
+
+    @property
+    def source(self) -> npt.NDArray[np.str_]:
+        """Each rationale's judge source."""
+        sources = np.asarray([*self.comparisons.judge_sources, ""], dtype=np.str_)
+        return sources[self.comparisons.judge[self.row]]
+
+    @property
+    def conversation(self) -> Ints:
+        """Each rationale's conversation, numbered as in ``comparisons``."""
+        return self.comparisons.conversation[self.row]
+
+
+SIDE_BITS = {Side.A.value: 1, Side.B.value: 2}
+
+
 def load_coded(
     store: Store, comparisons: Comparisons, coder: str, codebook: Codebook,
     records: list[CodeRecord],
-) -> tuple[list[CodedRationale], int]:  # fmt: skip
+) -> tuple[Coded, int]:  # fmt: skip
     """The judgments of ``comparisons`` (the counted ones) that ``coder`` coded (ok) under
     ``codebook``, in the order of ``comparisons``, with their codes from ``records``
     (``code_records``), and the coder's failed codings of them."""
@@ -205,41 +262,35 @@ def load_coded(
     )  # fmt: skip
     row_of = _rows(comparisons)
     with store.session() as session:
-        read = [(row_of[j], status, text) for j, status, text in session.connection().execute(query)
-                if j in row_of]  # fmt: skip
-    known = set(codebook.ids)
+        codings = itertools.chain.from_iterable(
+            session.connection().execute(query).partitions(PARTITION)
+        )
+        read = [(row_of[j], status, text) for j, status, text in codings if j in row_of]
+    read.sort()
+    ok = [(row, text) for row, status, text in read if status == Status.OK]
+    rows = np.fromiter((row for row, _ in ok), dtype=np.int64, count=len(ok))
+    words = np.fromiter((len(text.split()) for _, text in ok), dtype=np.int64, count=len(ok))
+    place = np.full(len(comparisons), -1, dtype=np.int64)
+    place[rows] = np.arange(rows.size)
+    theme_of = {theme: t for t, theme in enumerate(codebook.ids)}
     other = {Side.A.value: Side.B.value, Side.B.value: Side.A.value}
-    themes: dict[str, set[str]] = defaultdict(set)
-    sides: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    at, theme, side = [], [], []
     for r in records:
-        if r.coder != coder or r.theme not in known:
+        if r.coder != coder or r.theme not in theme_of:
             continue
-        themes[r.judgment].add(r.theme)
-        if r.side in other:  # a denied theme is about the other reply
-            sides[r.judgment][r.theme].add(other[r.side] if r.negated else r.side)
-    c = comparisons
-    judge, outcome, conversation = c.judge.tolist(), c.outcome.tolist(), c.conversation.tolist()
-    reply_a, reply_b = c.completion_a.tolist(), c.completion_b.tolist()
-    length_a, length_b, order_ab = c.length_a.tolist(), c.length_b.tolist(), c.order_ab.tolist()
-    winner = (Side.A.value, Side.B.value, Side.TIE.value)
-    order = {True: Order.AB.value, False: Order.BA.value}
-    out, failed = [], 0
-    for row, status, text in sorted(read):
-        if status != Status.OK:
-            failed += 1
-            continue
-        jid, j = c.judgments[row], judge[row]
-        about = sides.get(jid, {})
-        out.append(
-            CodedRationale(
-                jid, c.judges[j], c.judge_sources[j], c.completions[reply_a[row]],
-                c.completions[reply_b[row]], order[order_ab[row]], winner[outcome[row]],
-                c.conversations[conversation[row]], len(text.split()), length_a[row],
-                length_b[row], frozenset(themes.get(jid, ())),
-                {theme: frozenset(s) for theme, s in about.items()},
-            )
-        )  # fmt: skip
-    return out, failed
+        at.append(row_of[r.judgment])
+        theme.append(theme_of[r.theme])
+        # a denied theme is about the other reply
+        side.append(SIDE_BITS[other[r.side] if r.negated else r.side] if r.side in other else 0)
+    coded_at = place[np.asarray(at, dtype=np.int64)]
+    kept = coded_at >= 0
+    cell = (coded_at[kept], np.asarray(theme, dtype=np.int64)[kept])
+    themes = np.zeros((rows.size, len(codebook.ids)), dtype=bool)
+    themes[cell] = True
+    sides = np.zeros(themes.shape, dtype=np.int64)
+    np.bitwise_or.at(sides, cell, np.asarray(side, dtype=np.int64)[kept])
+    coded = Coded(comparisons, list(codebook.ids), rows, words, themes, sides)
+    return coded, len(read) - len(ok)
 
 
 def code_records(
@@ -257,17 +308,23 @@ def code_records(
                   RationaleCodeRow.span_start, RationaleCodeRow.theme)
     )  # fmt: skip
     row_of, c = _rows(comparisons), comparisons
+    out, judge_of = [], c.judge.tolist()
+    # the same words recur in many codes: each is held once (a study may have millions)
+    words: dict[str, str] = {}
+    held = words.setdefault
     with store.session() as session:
-        rows = session.connection().execute(query).all()
-    out = []
-    for coder, jid, theme, side, negated, evidence, cue in rows:
-        row = row_of.get(jid)
-        if row is not None:
-            judge = c.judge[row]
-            out.append(
-                CodeRecord(coder, jid, c.judges[judge], c.judge_sources[judge], theme, side,
-                           bool(negated), evidence, cue or "")
-            )  # fmt: skip
+        read = session.connection().execute(query)
+        for coder, jid, theme, side, negated, evidence, cue in itertools.chain.from_iterable(
+            read.partitions(PARTITION)
+        ):
+            row = row_of.get(jid)
+            if row is not None:
+                judge = judge_of[row]
+                out.append(
+                    CodeRecord(held(coder, coder), c.judgments[row], c.judges[judge],
+                               c.judge_sources[judge], held(theme, theme), held(side, side),
+                               bool(negated), held(evidence, evidence), held(cue or "", cue or ""))
+                )  # fmt: skip
     return out
 
 
@@ -275,10 +332,10 @@ def _phrases(
     records: list[CodeRecord], coder: str, codebook: Codebook
 ) -> dict[str, list[tuple[str, int]]]:
     """Per theme, the evidence ``coder`` quoted most often (case aside)."""
+    said = Counter((r.theme, r.evidence) for r in records if r.coder == coder)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for record in records:
-        if record.coder == coder:
-            counts[record.theme][plain(record.evidence)] += 1
+    for (theme, evidence), n in said.items():  # in the order first said: ties stay in order
+        counts[theme][plain(evidence)] += n
     return {t: counts[t].most_common(TOP_PHRASES) for t in codebook.ids if counts[t]}
 
 
@@ -290,111 +347,137 @@ def _share(hits: np.ndarray, totals: np.ndarray, rounds: int, seed: int, level: 
 
 
 def mention_rates(
-    coded: list[CodedRationale], codebook: Codebook, *, rounds: int, seed: int, level: float
+    coded: Coded, codebook: Codebook, *, rounds: int, seed: int, level: float
 ) -> dict[str, list[Share]]:
     """Per source, the share of its coded rationales that bring each theme up."""
-    conversations = sorted({c.conversation for c in coded})
-    index = {c: i for i, c in enumerate(conversations)}
+    used, conversation = np.unique(coded.conversation, return_inverse=True)
+    source = coded.source
     out = {}
-    for source in SOURCES:
-        mine = [c for c in coded if c.source == source]
-        if not mine:
+    for name in SOURCES:
+        mine = source == name
+        if not mine.any():
             continue
-        ids = {theme: t for t, theme in enumerate(codebook.ids)}
-        conv = np.asarray([index[c.conversation] for c in mine], dtype=np.int64)
-        mentions = np.zeros((len(mine), len(ids)))
-        for row, c in enumerate(mine):
-            mentions[row, [ids[t] for t in c.themes]] = 1.0
-        totals = np.bincount(conv, minlength=len(conversations)).astype(np.float64)
-        hits = np.zeros((len(conversations), len(ids)))
-        np.add.at(hits, conv, mentions)
-        out[source] = [
+        conv = conversation.reshape(-1)[mine]
+        totals = np.bincount(conv, minlength=used.size).astype(np.float64)
+        hits = np.stack(
+            [
+                np.bincount(conv, weights=column, minlength=used.size)
+                for column in coded.themes[mine].T
+            ],
+            axis=1,
+        ).reshape(used.size, len(codebook.ids))
+        out[name] = [
             _share(hits[:, t], totals, rounds, seed, level) for t in range(len(codebook.ids))
         ]
     return out
 
 
 def agreed_mentions(
-    coded: list[CodedRationale], comparisons: Comparisons, codebook: Codebook
+    coded: Coded, comparisons: Comparisons, codebook: Codebook
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """The agreed pairs' count, and for those with coded rationales from both groups: whether the
     humans (pairs, themes) and the LLM judges mention each theme, and each pair's conversation
     index in ``comparisons``."""
-    votes = _Votes(comparisons)
+    votes = vote_table(comparisons)
     groups = {
         source: {j for j, s in enumerate(comparisons.judge_sources) if s == source}
         for source in SOURCES
     }
-    pair_of = {
-        (comparisons.completions[a], comparisons.completions[b]): p
-        for a, b, p in zip(comparisons.completion_a.tolist(), comparisons.completion_b.tolist(),
-                           comparisons.pair.tolist(), strict=True)
-    }  # fmt: skip
-    judge_of = {name: j for j, name in enumerate(comparisons.judges)}
-    agreed: dict[int, int] = {}
-    for pair in votes.by_pair:
-        human = votes.majority(pair, groups[JudgeSource.HUMAN])[0]
-        llm = votes.majority(pair, groups[JudgeSource.LLM])[0]
-        if human == llm and human in (0, 1):
-            agreed[pair] = human
-    mentioned: dict[tuple[int, str], set[str]] = {}
-    for c in coded:
-        on, by = pair_of.get((c.a_id, c.b_id)), judge_of.get(c.judge)
-        if on is None or by is None or on not in agreed:
-            continue
-        if votes.by_pair[on].get(by) != agreed[on]:
-            continue  # a member who did not vote for the agreed reply
-        mentioned.setdefault((on, c.source), set()).update(c.themes)
-    paired = sorted(p for p in agreed if (p, "human") in mentioned and (p, "llm") in mentioned)
-    ids = codebook.ids
-
-    def matrix(source: str) -> np.ndarray:
-        return np.asarray([[t in mentioned[(p, source)] for t in ids] for p in paired], dtype=bool)
-
-    shape = (len(paired), len(ids))
-    humans = matrix("human").reshape(shape)
-    llms = matrix("llm").reshape(shape)
-    conversation = np.asarray([votes.conversation[p] for p in paired], dtype=np.int64)
-    return len(agreed), humans, llms, conversation
+    human = votes.majority(groups[JudgeSource.HUMAN])[0]
+    llm = votes.majority(groups[JudgeSource.LLM])[0]
+    agreed = (human == llm) & (human != SPLIT)  # per pair voted on (``votes.pairs``)
+    pair, judge = comparisons.pair[coded.row], comparisons.judge[coded.row]
+    on = np.searchsorted(votes.pairs, pair)
+    judges = max(len(comparisons.judges), 1)  # the votes are sorted by pair, then judge
+    cast = votes.vote[np.searchsorted(votes.pair * judges + votes.judge, pair * judges + judge)]
+    # a member who did not vote for the agreed reply is left out
+    counts = agreed[on] & (cast == human[on])
+    source = coded.source
+    mentions, said = {}, {}
+    for name in (JudgeSource.HUMAN.value, JudgeSource.LLM.value):
+        mine = counts & (source == name)
+        said[name] = np.bincount(on[mine], minlength=votes.pairs.size) > 0
+        mentions[name] = np.zeros((votes.pairs.size, len(codebook.ids)), dtype=bool)
+        np.logical_or.at(mentions[name], on[mine], coded.themes[mine])
+    paired = np.flatnonzero(said["human"] & said["llm"])
+    humans, llms = mentions["human"][paired], mentions["llm"][paired]
+    return int(agreed.sum()), humans, llms, votes.conversation[paired]
 
 
-Row = tuple[bool, float, float, float, str]  # won, length difference, shown first, words, conv
+class _Columns(NamedTuple):
+    """What the theme–verdict regression reads of each coded rationale."""
+
+    source: npt.NDArray[np.str_]
+    winner: Ints  # 0 a, 1 b, 2 tie
+    order_ab: npt.NDArray[np.bool_]
+    length_a: Ints
+    length_b: Ints
+    words: Ints
+    conversation: npt.NDArray[Any]  # labels
+    sides: npt.NDArray[np.int64]  # (rationales, themes) as in ``Coded``
 
 
-def _rows_by_theme(coded: list[CodedRationale], source: str) -> dict[str, list[Row]]:
-    """Per theme, one row per judgment of ``source`` where the theme is about one reply and the
-    verdict names a winner."""
-    out: dict[str, list[Row]] = defaultdict(list)
-    for c in coded:
-        if c.source != source or c.winner not in (Side.A, Side.B):
-            continue
-        for theme, sides in c.sides.items():
-            if len(sides) != 1:
-                continue
-            side = next(iter(sides))
-            own, other = (c.length_a, c.length_b) if side == Side.A else (c.length_b, c.length_a)
-            first = (side == Side.A) == (c.order == Order.AB)
-            length, shown = (own - other) / WORDS_UNIT, 0.5 if first else -0.5
-            row = (c.winner == side, length, shown, c.words / WORDS_UNIT, c.conversation)
-            out[theme].append(row)
-    return out
+def _columns(coded: Coded | Sequence[CodedRationale], codebook: Codebook) -> _Columns:
+    if isinstance(coded, Coded):
+        c, row = coded.comparisons, coded.row
+        return _Columns(coded.source, c.outcome[row], c.order_ab[row], c.length_a[row],
+                        c.length_b[row], coded.words, coded.conversation, coded.sides)  # fmt: skip
+    winner = {Side.A.value: 0, Side.B.value: 1}
+    sides = np.asarray(
+        [[sum(SIDE_BITS[x] for x in c.sides.get(t, ())) for t in codebook.ids] for c in coded],
+        dtype=np.int64,
+    ).reshape(len(coded), len(codebook.ids))
+    return _Columns(
+        np.asarray([c.source for c in coded], dtype=np.str_),
+        np.asarray([winner.get(c.winner, 2) for c in coded], dtype=np.int64),
+        np.asarray([c.order == Order.AB for c in coded], dtype=bool),
+        np.asarray([c.length_a for c in coded], dtype=np.int64),
+        np.asarray([c.length_b for c in coded], dtype=np.int64),
+        np.asarray([c.words for c in coded], dtype=np.int64),
+        np.asarray([c.conversation for c in coded], dtype=np.str_),
+        sides,
+    )
 
 
-def _link(rows: list[Row], source: str, theme: str, level: float) -> VerdictLink:
+def _theme_rows(columns: _Columns, mine: npt.NDArray[np.bool_], t: int) -> _ThemeRows:
+    """One row per rationale of ``mine`` where theme ``t`` is about one reply and the verdict
+    names a winner."""
+    about = columns.sides[:, t]
+    on = mine & (columns.winner != 2) & ((about == 1) | (about == 2))
+    side_b = about[on] == 2
+    length_a, length_b = columns.length_a[on], columns.length_b[on]
+    own, other = np.where(side_b, length_b, length_a), np.where(side_b, length_a, length_b)
+    first = side_b != columns.order_ab[on]  # theme's reply shown first
+    return _ThemeRows(
+        won=(columns.winner[on] == 1) == side_b,
+        covariates=np.column_stack(
+            [(own - other) / WORDS_UNIT, np.where(first, 0.5, -0.5), columns.words[on] / WORDS_UNIT]
+        ),
+        clusters=columns.conversation[on],
+    )
+
+
+class _ThemeRows(NamedTuple):
+    won: npt.NDArray[np.bool_]
+    covariates: npt.NDArray[np.float64]  # length difference, shown first, rationale words
+    clusters: npt.NDArray[Any]
+
+
+def _link(rows: _ThemeRows, source: str, theme: str, level: float) -> VerdictLink:
     """The odds that the reply a theme is about wins, from its rows."""
-    n, won = len(rows), sum(r[0] for r in rows)
+    n, won = int(rows.won.size), int(rows.won.sum())
     nan = float("nan")
     empty = VerdictLink(source, theme, n, won, nan, nan, nan, nan, nan, nan, nan, nan)
     if n < MIN_FIT or won in (0, n):
         note = f"fewer than {MIN_FIT} judgments" if n < MIN_FIT else "one outcome only"
         return replace(empty, note=note)
-    y = np.asarray([r[0] for r in rows], dtype=np.float64)
-    covariates = np.asarray([r[1:4] for r in rows], dtype=np.float64)
+    y = rows.won.astype(np.float64)
+    covariates = rows.covariates.copy()
     covariates[:, 2] -= covariates[:, 2].mean()  # the rationale's length, centred
     varies = [k for k in range(3) if np.ptp(covariates[:, k]) > 0]
     design = np.column_stack([np.ones(n), covariates[:, varies]])
     try:
-        fit = fit_logistic(design, y, clusters=[r[4] for r in rows], level=level)
+        fit = fit_logistic(design, y, clusters=rows.clusters, level=level)
     except ValueError:
         return replace(empty, note="covariates not independent")
     if fit.separated:
@@ -409,16 +492,20 @@ def _link(rows: list[Row], source: str, theme: str, level: float) -> VerdictLink
 
 
 def verdict_links(
-    coded: list[CodedRationale], codebook: Codebook, *, level: float
+    coded: Coded | Sequence[CodedRationale], codebook: Codebook, *, level: float
 ) -> list[VerdictLink]:
     """Per source and theme, the adjusted odds that the theme's reply wins; p-values adjusted by
     Benjamini–Hochberg across the themes of a source."""
+    columns = _columns(coded, codebook)
     out = []
     for source in SOURCES:
-        if not any(c.source == source for c in coded):
+        mine = columns.source == source
+        if not mine.any():
             continue
-        rows = _rows_by_theme(coded, source)
-        links = [_link(rows[theme], source, theme, level) for theme in codebook.ids]
+        links = [
+            _link(_theme_rows(columns, mine, t), source, theme, level)
+            for t, theme in enumerate(codebook.ids)
+        ]
         adjusted, _ = benjamini_hochberg(np.asarray([link.p_value for link in links]))
         out += [replace(link, p_adjusted=float(p)) for link, p in zip(links, adjusted, strict=True)]
     return out
@@ -426,14 +513,14 @@ def verdict_links(
 
 def analyse_coder(
     comparisons: Comparisons, coder: str, codebook: Codebook,
-    loaded: tuple[list[CodedRationale], int], records: list[CodeRecord], *, rounds: int,
+    loaded: tuple[Coded, int], records: list[CodeRecord], *, rounds: int,
     seed: int, level: float,
 ) -> CoderReport | None:  # fmt: skip
     """Every figure of ``coder``'s codes (its coded rationales and failed codings as
     ``load_coded`` gives them, ``records`` holding its codes), or None when it has coded nothing
     yet."""
     coded, failed = loaded
-    if not coded and not failed:
+    if not len(coded) and not failed:
         return None
     n_agreed, humans, llms, conversation = agreed_mentions(coded, comparisons, codebook)
     comention = (
@@ -444,7 +531,7 @@ def analyse_coder(
     )  # fmt: skip
     return CoderReport(
         coder=coder,
-        coded=dict(Counter(c.source for c in coded)),
+        coded=dict(Counter(coded.source.tolist())),
         failed=failed,
         rates=mention_rates(coded, codebook, rounds=rounds, seed=seed, level=level),
         phrases=_phrases(records, coder, codebook),
@@ -456,28 +543,25 @@ def analyse_coder(
 
 
 def compare_coders(
-    coder: str, coded: list[CodedRationale], reference: str, reference_coded: list[CodedRationale],
+    coder: str, coded: Coded, reference: str, reference_coded: Coded,
     codebook: Codebook, *, rounds: int, seed: int, level: float,
 ) -> CoderAgreement | None:  # fmt: skip
     """``coder`` against ``reference`` on the rationales both coded; None when there are none."""
-    mine = {c.judgment: c for c in coded}
-    theirs = {c.judgment: c for c in reference_coded}
-    both = sorted(mine.keys() & theirs.keys())
-    if not both:
+    both, mine, theirs = np.intersect1d(coded.row, reference_coded.row, return_indices=True)
+    if not both.size:
         return None
-    conversations = sorted({mine[j].conversation for j in both})
-    index = {c: i for i, c in enumerate(conversations)}
     ids = codebook.ids
-    x = np.asarray([[t in mine[j].themes for t in ids] for j in both], dtype=bool)
-    y = np.asarray([[t in theirs[j].themes for t in ids] for j in both], dtype=bool)
-    conv = np.asarray([index[mine[j].conversation] for j in both], dtype=np.int64)
-    hits = np.zeros((len(conversations), len(ids)))
-    np.add.at(hits, conv, (x == y).astype(np.float64))
-    totals = np.bincount(conv, minlength=len(conversations)).astype(np.float64)
+    x, y = coded.themes[mine], reference_coded.themes[theirs]
+    used, conv = np.unique(coded.conversation[mine], return_inverse=True)
+    conv = conv.reshape(-1)
+    hits = np.stack(
+        [np.bincount(conv, weights=column, minlength=used.size) for column in (x == y).T], axis=1
+    ).reshape(used.size, len(ids))
+    totals = np.bincount(conv, minlength=used.size).astype(np.float64)
     return CoderAgreement(
         coder=coder,
         reference=reference,
-        rationales=len(both),
+        rationales=int(both.size),
         themes=[_share(hits[:, t], totals, rounds, seed, level) for t in range(len(ids))],
         overall=_share(hits.sum(axis=1), totals * len(ids), rounds, seed, level),
         kappa=[cohen_kappa(x[:, t], y[:, t]) for t in range(len(ids))],
@@ -587,9 +671,11 @@ def rationale_tables(
         for c in report.coders
         for v in c.links
     ]  # fmt: skip
+    words = {r.evidence for r in report.codes} | {r.cue for r in report.codes}
+    said = {w: quoted(w) for w in words}  # each words once: codes share them
     codes: list[list[Cell]] = [
-        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, quoted(r.evidence),
-         quoted(r.cue)]
+        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, said[r.evidence],
+         said[r.cue]]
         for r in report.codes
     ]  # fmt: skip
     coders: list[list[Cell]] = []

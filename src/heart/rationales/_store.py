@@ -72,26 +72,28 @@ def rationales_to_code(
     return out, int(done_before)
 
 
-def code_rows(
+def code_values(
     rationale: Rationale, coder: str, codebook_hash: str, codes: Iterable[Code]
-) -> list[RationaleCodeRow]:
-    """The stored form of ``codes``: sides turned into the pair's terms."""
+) -> list[dict[str, object]]:
+    """The stored form of ``codes``, as the columns of their rows: sides turned into the pair's
+    terms."""
     cid = coding_id(rationale.judgment_id, coder, codebook_hash)
     return [
-        RationaleCodeRow(
-            id=stable_id("rk-", cid, str(n)), coding_id=cid, judgment_id=rationale.judgment_id,
-            coder=coder, codebook_hash=codebook_hash, theme=code.theme,
-            side=rationale.presentation.to_pair(code.shown).value, negated=code.negated,
-            evidence=code.evidence, span_start=code.start if code.start >= 0 else None,
-            span_end=code.end if code.end >= 0 else None, cue=code.cue,
-        )
+        {"id": stable_id("rk-", cid, str(n)), "coding_id": cid,
+         "judgment_id": rationale.judgment_id, "coder": coder, "codebook_hash": codebook_hash,
+         "theme": code.theme, "side": rationale.presentation.to_pair(code.shown).value,
+         "negated": code.negated, "evidence": code.evidence,
+         "span_start": code.start if code.start >= 0 else None,
+         "span_end": code.end if code.end >= 0 else None, "cue": code.cue}
         for n, code in enumerate(codes)
     ]  # fmt: skip
 
 
-def row_values(row: RationaleCodeRow) -> dict[str, object]:
-    """A code row's columns, for a bulk insert."""
-    return {c.key: getattr(row, c.key) for c in RationaleCodeRow.__table__.columns}
+def code_rows(
+    rationale: Rationale, coder: str, codebook_hash: str, codes: Iterable[Code]
+) -> list[RationaleCodeRow]:
+    """The stored form of ``codes`` as rows (see ``code_values``)."""
+    return [RationaleCodeRow(**v) for v in code_values(rationale, coder, codebook_hash, codes)]
 
 
 def replace_codes(

@@ -12,7 +12,7 @@ from heart.engine import ProgressFn
 from heart.rationales._codebook import Codebook, load_codebook
 from heart.rationales._identity import RULE_CODER
 from heart.rationales._rules import code_rationale
-from heart.rationales._store import code_rows, coding_id, rationales_to_code, row_values
+from heart.rationales._store import code_values, coding_id, rationales_to_code
 from heart.rationales.llm_coder import LlmCodingSummary, code_with_llm
 from heart.store import RationaleCodeRow, RationaleCodingRow, Store, now_iso
 from heart.study import Study
@@ -53,11 +53,11 @@ def code_with_rules(store: Store, codebook: Codebook) -> RuleCodingSummary:
                  "codebook_hash": codebook.hash, "status": Status.OK.value, "refused": [],
                  "created_at": now_iso()}
             )  # fmt: skip
-            codes += code_rows(rationale, RULE_CODER, codebook.hash, read)
+            codes += code_values(rationale, RULE_CODER, codebook.hash, read)
         with store.session() as session:  # new codings only: one insert of each kind
             session.execute(insert(RationaleCodingRow), codings)
             if codes:
-                session.execute(insert(RationaleCodeRow), [row_values(c) for c in codes])
+                session.execute(insert(RationaleCodeRow), codes)
     return RuleCodingSummary(RULE_CODER, codebook.version, len(todo), found, already)
 
 

@@ -13,23 +13,23 @@ from heart.tables import SHARE_COLUMNS, Cell, CellTable, number, share_cells
 
 
 def _cell(value: Cell) -> str:
-    """Floats in their shortest exact form, NaN and None as an empty cell, booleans as words."""
-    if type(value) is str:  # the commonest cell first: large files are mostly words
-        return value
+    """Floats in their shortest exact form, NaN and None as an empty cell, booleans as words
+    (words themselves are written as they are)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return "" if math.isnan(value) else repr(value)
-    return str(value)
+    return str(value)  # words and whole numbers
 
 
 def csv_text(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([[_cell(v) for v in row] for row in rows])
+    # row by row (files may be large); words, the commonest cell, are written as they are
+    writer.writerows([v if type(v) is str else _cell(v) for v in row] for row in rows)
     return buffer.getvalue()
 
 

@@ -184,22 +184,24 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
     return facts
 
 
-def _boards(study: Study, comparisons: Comparisons) -> list[Board]:
+def _boards(study: Study, comparisons: Comparisons, *, ablations: bool = True) -> list[Board]:
     ratings = study.config.ratings
     return build_boards(
         comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
-        level=ratings.level, rule=study.evidence_rule(),
+        level=ratings.level, rule=study.evidence_rule(), ablations=ablations,
     )  # fmt: skip
 
 
 @fewer_collections()
 def gather_boards(study: Study) -> StudyFacts:
     """What the terminal's leaderboard shows, and nothing more: every board and the judges'
-    audit, fitted as the report fits them (the report's other facts are left empty)."""
+    audit, fitted as the report fits them but without the ablations (the report's other facts
+    are left empty)."""
     comparisons = load_comparisons(study.store, source="all")
     return StudyFacts(
         name=study.config.name, config_text="", items={}, completions={}, pairs=0,
-        judgments={}, prompts=[], families={}, boards=_boards(study, comparisons),
+        judgments={}, prompts=[], families={},
+        boards=_boards(study, comparisons, ablations=False),
         audit=audit_judges(comparisons, verdict_counts(study.store), study.config.ratings.level),
     )  # fmt: skip
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, and_, case, exists, select
+from sqlalchemy import ColumnElement, and_, case, select
 from sqlalchemy.orm import aliased
 
 from heart.store._db import Store
@@ -24,16 +24,26 @@ def _excluded_rater() -> ColumnElement[bool]:
 
 
 def _own_reply() -> ColumnElement[bool]:
-    return pair_with_reply_by(JudgmentRow.pair_id, JudgmentRow.judge)
+    # only a judge who wrote a reply can judge their own: the writers, listed once, are asked
+    # first, so the pair is looked at only for them
+    writers = select(CompletionRow.contributor).where(CompletionRow.contributor.is_not(None))
+    return and_(
+        JudgmentRow.judge.in_(writers), pair_with_reply_by(JudgmentRow.pair_id, JudgmentRow.judge)
+    )
 
 
 def _one_system() -> ColumnElement[bool]:
     """Both replies of the pair come from one system (say, an imported pair of a system with
-    itself): such a verdict says nothing about the system's rating."""
+    itself): such a verdict says nothing about the system's rating. (Such pairs are listed
+    once, not looked up for every judgment.)"""
     pair, a, b = aliased(PairRow), aliased(CompletionRow), aliased(CompletionRow)
-    return exists().where(
-        pair.id == JudgmentRow.pair_id, a.id == pair.a_id, b.id == pair.b_id, a.system == b.system
+    one_system = (
+        select(pair.id)
+        .join(a, a.id == pair.a_id)
+        .join(b, b.id == pair.b_id)
+        .where(a.system == b.system)
     )
+    return JudgmentRow.pair_id.in_(one_system)
 
 
 LEFT_OUT: dict[str, Callable[[], ColumnElement[bool]]] = {
