@@ -245,6 +245,58 @@ def _value_problem(table: str, column: str, value: Any) -> str | None:
     return shape(value) if shape is not None else None
 
 
+Quick = Callable[[Any], bool]
+
+
+def _quick_check(table: str, key: str, column: Column[Any], json_type: type | None) -> Quick:
+    """A test that passes only values ``column`` surely takes (those the full check below
+    finds no problem with), quickly: a value it does not pass gets the full check, whose
+    message names the problem. A column whose content has a shape is always checked in full."""
+    if (table, key) in SHAPES:
+        return lambda value: False
+    nullable, kind = bool(column.nullable), column.type
+    words = VOCABULARY.get((table, key))
+    if words is not None:
+        allowed = frozenset(str(word) for word in words)
+        return lambda value: (
+            (value is None and nullable) or (type(value) is str and value in allowed)
+        )
+    if (table, key) == ("judgments", "strength"):
+        return lambda value: (
+            (value is None and nullable) or (type(value) is int and value in STRENGTHS)
+        )
+    search = REFUSED.search
+    if isinstance(kind, String):
+        most = kind.length if kind.length is not None else sys.maxsize
+        return lambda value: (
+            (value is None and nullable)
+            or (type(value) is str and len(value) <= most and search(value) is None)
+        )
+    if isinstance(kind, Boolean):
+        return lambda value: type(value) is bool or (value is None and nullable)
+    if isinstance(kind, Integer):
+        return lambda value: (
+            (value is None and nullable) or (type(value) is int and -MAX_INT <= value <= MAX_INT)
+        )
+    if isinstance(kind, Float):
+        return lambda value: type(value) in (float, int) or (value is None and nullable)
+    if json_type is not None:
+        return lambda value: (
+            (value is None and nullable) or (type(value) is json_type and _storable(value, 0))
+        )
+    return lambda value: False
+
+
+@cache
+def _checks(model: type[Base]) -> list[tuple[str, Quick, Column[Any], type | None]]:
+    """Each column of ``model``'s table with its quick test (``_quick_check``)."""
+    table = str(model.__tablename__)
+    return [
+        (key, _quick_check(table, key, column, json_type), column, json_type)
+        for key, column, json_type in _columns(model)
+    ]
+
+
 def check_row(
     model: type[Base],
     record: Mapping[str, Any],
@@ -256,10 +308,12 @@ def check_row(
     (file and line), the field (``names`` maps a column to the file's own name for it) and
     ``fix``."""
     table = str(model.__tablename__)
-    for key, column, json_type in _columns(model):
+    for key, quick, column, json_type in _checks(model):
         if key not in record:
             continue
         value = record[key]
+        if quick(value):
+            continue
         problem = _column_problem(column, json_type, value) or _value_problem(table, key, value)
         if problem:
             field = (names or {}).get(key, key)

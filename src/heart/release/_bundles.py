@@ -36,6 +36,7 @@ from heart.release._rows import (
     ImportSummary,
     Row,
     RowWriter,
+    canonical_json,
     carried_columns,
     decode_file,
     file_bytes,
@@ -57,7 +58,7 @@ EXPORT_CHUNK = 10_000  # rows written to a bundle's file at a time
 
 
 def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return canonical_json(record) + "\n"
 
 
 def export_bundle(
@@ -225,17 +226,17 @@ def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) ->
         for (name, column), (since, value) in COLUMNS_SINCE.items()
         if name == path.name and version < since
     }
+    at = f"{path} line"
     for number, record in rows:
         for column, value in older.items():
             record.setdefault(column, copy.deepcopy(value))
-        unknown = set(record) - expected
-        missing = expected - set(record)
-        if unknown or missing:
+        if record.keys() != expected:
+            unknown, missing = set(record) - expected, expected - set(record)
             raise ImportRefused(
-                f"{path} line {number}: columns do not match the store "
+                f"{at} {number}: columns do not match the store "
                 f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
             )
-        check_row(model, record, f"{path} line {number}", BUNDLE_FIX)
+        check_row(model, record, f"{at} {number}", BUNDLE_FIX)
 
 
 @dataclass(frozen=True)

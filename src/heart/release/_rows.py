@@ -3,6 +3,7 @@ nothing: the tables a bundle carries, what an import added, and the store's own 
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -153,8 +154,19 @@ def file_bytes(path: Path) -> bytes:
         raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
 
 
+def canonical_json(record: dict[str, Any]) -> str:
+    """A row as a bundle's line holds it (without its line feed): keys sorted, no spaces."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def parse_line(path: Path, number: int, line: str) -> dict[str, Any] | None:
     """Line ``number`` of a JSON Lines file: one JSON object, or None for a blank line."""
+    try:  # a line as `heart export` writes it is read at the parser's own speed
+        value = json.loads(line)
+        if type(value) is dict and canonical_json(value) == line.removesuffix("\n"):
+            return value  # written from this very object, so no key is given twice in it
+    except (ValueError, RecursionError):
+        pass  # read again below, for the message
     if not line.strip():
         return None
     value = parse_json(line, f"{path} line {number}", "write one JSON object a line")
@@ -317,15 +329,41 @@ class _TableAdd:
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
         (which take their defaults) go in separate statements."""
-        statement = insert(Base.metadata.tables[str(self.model.__tablename__)])
         batch: list[dict[str, Any]] = []
         for record in records:
             if batch and (len(batch) == INSERT or batch[0].keys() != record.keys()):
-                self.connection.execute(statement, batch)
+                insert_rows(self.connection, self.model, batch)
                 batch = []
             batch.append(record)
         if batch:
-            self.connection.execute(statement, batch)
+            insert_rows(self.connection, self.model, batch)
+
+
+def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
+    """Insert ``records`` (each with the same columns) into ``model``'s table in one statement.
+    SQLite gets rows that give every column the statement names as plain tuples, each value
+    converted as SQLAlchemy converts it (JSON to its text) but without SQLAlchemy's work per
+    row; other databases, and rows leaving columns to their defaults, go through SQLAlchemy."""
+    table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
+    statement = insert(table)
+    compiled = statement.compile(dialect=dialect, column_keys=list(records[0]))
+    order = list(compiled.positiontup or ())
+    if dialect.name != "sqlite" or records[0].keys() != set(order):  # defaults to fill in
+        connection.execute(statement, records)
+        return
+    types = [table.c[key].type.dialect_impl(dialect) for key in order]
+    converters = [
+        (at, convert)
+        for at, kind in enumerate(types)
+        if (convert := kind.bind_processor(dialect)) is not None
+    ]
+    rows: list[Any] = []
+    for record in records:  # left as they are: a rerun of the import reads them again
+        row = [record[key] for key in order]
+        for at, convert in converters:
+            row[at] = convert(row[at])
+        rows.append(tuple(row))
+    connection.exec_driver_sql(compiled.string, rows)
 
 
 OWN_WORK = ("judgments.jsonl", "strategy_labels.jsonl")
@@ -343,6 +381,7 @@ class RowWriter:
     def __init__(
         self, session: Session, where: Where, names: Mapping[str, str] | None = None
     ) -> None:
+        self.session = session
         self.connection = session.connection()  # plain rows: no ORM bookkeeping per row
         self.where, self.names = where, names or {}
         self.summary = ImportSummary(added={}, unchanged={})
@@ -382,7 +421,7 @@ class RowWriter:
     ) -> None:
         known = self._known.get(target)
         if known is None:  # the referenced table is added already: the store holds all its keys
-            known = self._known[target] = self._column(target)
+            known = self._known[target] = existing_keys(self.session, *target)
         for number, record in rows:
             if record[column] not in known:
                 what = target[0].removesuffix(".jsonl").rstrip("s")
@@ -390,10 +429,6 @@ class RowWriter:
                     f"{self.where(name, number)}: '{column}' refers to unknown {what} "
                     f"{record[column]!r}; add it to the study (or the bundle) first"
                 )
-
-    def _column(self, target: tuple[str, str]) -> set[Any]:
-        model = dict(TABLES)[target[0]]
-        return set(self.connection.execute(select(model.__table__.c[target[1]])).scalars())
 
     def _check_pairs(self, pairs: list[Row]) -> None:
         """A pair holds two replies to its own item from two different systems (two replies of
