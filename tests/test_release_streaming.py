@@ -234,3 +234,49 @@ def test_memory_holds_a_chunk_of_rows_not_every_row(
     # 300 more items: 1,800 more verdicts of 4 KB each (7.2 MB held if every row were), and
     # about 4,000 more rows in all, whose keys are held
     assert grown < 2_500_000, f"{grown:,} bytes more"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("a\u202eb", "holds an invisible control character (U+202E RIGHT-TO-LEFT OVERRIDE) at "),
+        ("a\bb", "holds an invisible control character (U+0008) at character 2"),
+        ("a\x7fb", "holds an invisible control character (U+007F) at character 2"),
+    ],
+)
+def test_a_refused_character_in_a_line_as_export_writes_it_is_refused(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    bundle = _bundle(tmp_path, items=1)
+    path = bundle / "completions.jsonl"
+    first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = _rows.canonical_json({**json.loads(first), "text": text})
+    assert (text in line) == (text != "a\bb")  # written as it is, but for \b (an escape)
+    path.write_text(line + "\n" + "".join(rest), encoding="utf-8")
+    _sign(bundle)
+    assert refused_bundle(bundle, tmp_path / "refused.db").startswith(
+        f"{path} line 1: 'text' {problem}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "twice"),
+    [
+        ('"text":"sneaked in","text":', "text"),
+        ('"text" :"sneaked in","text":', "text"),
+        ('"text":"sneaked in", "text"\t:', "text"),
+        ('"spec":{"a":1,"a":2},"text":', "spec"),
+    ],
+)
+def test_a_key_given_twice_is_refused_however_spaced(
+    tmp_path: Path, given: str, twice: str
+) -> None:
+    bundle = _bundle(tmp_path, items=1)
+    path = bundle / "completions.jsonl"
+    first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text(first.replace('"text":', given, 1) + "".join(rest), encoding="utf-8")
+    _sign(bundle)
+    name = "a" if twice == "spec" else twice
+    assert refused_bundle(bundle, tmp_path / "refused.db") == (
+        f"{path} line 1: '{name}' is given twice; keep one"
+    )

@@ -7,7 +7,7 @@ import codecs
 import copy
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from heart.import_checks import (
     KeyTwice,
     check_row,
     describe,
+    plain_json,
     unique_keys,
 )
 from heart.provenance import (
@@ -216,10 +217,13 @@ def _refuse_unlisted(bundle: Path, listed: Iterable[str]) -> None:
             )
 
 
-def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) -> None:
+def _check_rows(
+    path: Path, model: type[Base], rows: list[Row], version: int, plain: Container[int] = ()
+) -> None:
     """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
     bundle's version has is required: only a row of an older version may leave out a column the
-    store gained since (COLUMNS_SINCE), and it means what such a row meant."""
+    store gained since (COLUMNS_SINCE), and it means what such a row meant. ``plain``: the lines
+    whose text ``plain_json`` found plain."""
     expected = set(carried_columns(model))
     older = {
         column: value
@@ -236,7 +240,7 @@ def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) ->
                 f"{at} {number}: columns do not match the store "
                 f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
             )
-        check_row(model, record, f"{at} {number}", BUNDLE_FIX)
+        check_row(model, record, f"{at} {number}", BUNDLE_FIX, plain=number in plain)
 
 
 @dataclass(frozen=True)
@@ -304,7 +308,7 @@ def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterato
     (``_check_rows``). The file was checked before (``_check_file``); one that changed since is
     refused."""
     altered = ImportRefused(f"{path}: changed while it was imported; the bundle was altered")
-    sha, rows = hashlib.sha256(), []
+    sha, rows, plain = hashlib.sha256(), [], set()
     try:
         with path.open("rb") as file:
             for number, data in enumerate(file, 1):
@@ -316,15 +320,17 @@ def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterato
                 record = parse_line(path, number, line)
                 if record is not None:
                     rows.append((number, record))
+                    if plain_json(line):
+                        plain.add(number)
                 if len(rows) == CHUNK:
-                    _check_rows(path, model, rows, version)
+                    _check_rows(path, model, rows, version, plain)
                     yield rows
-                    rows = []
+                    rows, plain = [], set()
     except OSError as exc:
         raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
     if sha.hexdigest() != digest:
         raise altered
-    _check_rows(path, model, rows, version)
+    _check_rows(path, model, rows, version, plain)
     yield rows
 
 
