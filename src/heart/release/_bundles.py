@@ -37,7 +37,6 @@ from heart.release._rows import (
     ImportSummary,
     Row,
     RowWriter,
-    canonical_json,
     carried_columns,
     decode_file,
     file_bytes,
@@ -59,7 +58,7 @@ EXPORT_CHUNK = 10_000  # rows written to a bundle's file at a time
 
 
 def _line(record: dict[str, Any]) -> str:
-    return canonical_json(record) + "\n"
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def export_bundle(

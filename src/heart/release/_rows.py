@@ -155,14 +155,6 @@ def file_bytes(path: Path) -> bytes:
         raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def canonical_json(record: dict[str, Any]) -> str:
-    """A row as a bundle's line holds it (without its line feed): keys sorted, no spaces."""
-    return _CANONICAL.encode(record)
-
-
 _SPACED_KEY = re.compile(r'"\s+:')
 
 
