@@ -5,6 +5,7 @@ of its JSON, so an import refuses a bad value by file, line and field instead of
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -245,21 +246,106 @@ def _value_problem(table: str, column: str, value: Any) -> str | None:
     return shape(value) if shape is not None else None
 
 
+Quick = Callable[[Any], bool]
+
+
+_ESCAPES = re.compile(r"\\[bfu]")
+"""JSON escapes that may stand for a character the text policy refuses (\\b, \\f and \\uXXXX;
+\\n, \\r and \\t stand for characters it allows)."""
+
+
+def plain_json(text: str) -> bool:
+    """Whether the JSON ``text`` surely holds no text (key or value) with a character the text
+    policy refuses and nests no deeper than MAX_DEPTH, judged from the text alone: no such
+    character written in it, no escape that could stand for one, and few enough brackets.
+    A row read from such text needs no look inside its values for either (``check_row``)."""
+    return (
+        REFUSED.search(text) is None
+        and _ESCAPES.search(text) is None
+        and text.count("{") + text.count("[") <= MAX_DEPTH
+    )
+
+
+def _quick_check(
+    table: str, key: str, column: Column[Any], json_type: type | None, plain: bool
+) -> Quick:
+    """A test that passes only values ``column`` surely takes (those the full check below
+    finds no problem with), quickly: a value it does not pass gets the full check, whose
+    message names the problem. With ``plain`` the row's text was found plain (``plain_json``),
+    so its values need no look for refused characters or deep nesting."""
+    nullable, kind = bool(column.nullable), column.type
+    shape = SHAPES.get((table, key))
+    if shape is not None:
+        if not plain or json_type is None:
+            return lambda value: False
+        return lambda value: type(value) is json_type and shape(value) is None
+    words = VOCABULARY.get((table, key))
+    if words is not None:
+        allowed = frozenset(str(word) for word in words)
+        return lambda value: (
+            (value is None and nullable) or (type(value) is str and value in allowed)
+        )
+    if (table, key) == ("judgments", "strength"):
+        return lambda value: (
+            (value is None and nullable) or (type(value) is int and value in STRENGTHS)
+        )
+    search = REFUSED.search
+    if isinstance(kind, String):
+        most = kind.length if kind.length is not None else sys.maxsize
+        if plain:
+            return lambda value: (
+                (value is None and nullable) or (type(value) is str and len(value) <= most)
+            )
+        return lambda value: (
+            (value is None and nullable)
+            or (type(value) is str and len(value) <= most and search(value) is None)
+        )
+    if isinstance(kind, Boolean):
+        return lambda value: type(value) is bool or (value is None and nullable)
+    if isinstance(kind, Integer):
+        return lambda value: (
+            (value is None and nullable) or (type(value) is int and -MAX_INT <= value <= MAX_INT)
+        )
+    if isinstance(kind, Float):
+        return lambda value: type(value) in (float, int) or (value is None and nullable)
+    if json_type is not None:
+        if plain:
+            return lambda value: (value is None and nullable) or type(value) is json_type
+        return lambda value: (
+            (value is None and nullable) or (type(value) is json_type and _storable(value, 0))
+        )
+    return lambda value: False
+
+
+@cache
+def _checks(model: type[Base], plain: bool) -> list[tuple[str, Quick, Column[Any], type | None]]:
+    """Each column of ``model``'s table with its quick test (``_quick_check``)."""
+    table = str(model.__tablename__)
+    return [
+        (key, _quick_check(table, key, column, json_type, plain), column, json_type)
+        for key, column, json_type in _columns(model)
+    ]
+
+
 def check_row(
     model: type[Base],
     record: Mapping[str, Any],
     where: str,
     fix: str,
     names: Mapping[str, str] | None = None,
+    *,
+    plain: bool = False,
 ) -> None:
     """Refuse the first value of ``record`` that ``model``'s table cannot hold, naming ``where``
     (file and line), the field (``names`` maps a column to the file's own name for it) and
-    ``fix``."""
+    ``fix``. ``plain``: the record was read from text ``plain_json`` found plain."""
     table = str(model.__tablename__)
-    for key, column, json_type in _columns(model):
+    for key, quick, column, json_type in _checks(model, plain):
         if key not in record:
             continue
         value = record[key]
+        if quick(value):
+            continue
         problem = _column_problem(column, json_type, value) or _value_problem(table, key, value)
         if problem:
             field = (names or {}).get(key, key)

@@ -3,10 +3,11 @@ file, provenance and a sha256 manifest), and read one back and import it as data
 
 from __future__ import annotations
 
+import codecs
 import copy
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from heart.import_checks import (
     KeyTwice,
     check_row,
     describe,
+    plain_json,
     unique_keys,
 )
 from heart.provenance import (
@@ -34,12 +36,12 @@ from heart.release._rows import (
     TABLES,
     ImportSummary,
     Row,
+    RowWriter,
     carried_columns,
     decode_file,
     file_bytes,
-    insert_all,
     key_columns,
-    parse_jsonl,
+    parse_line,
     store_rows,
 )
 from heart.store import (
@@ -214,39 +216,43 @@ def _refuse_unlisted(bundle: Path, listed: Iterable[str]) -> None:
             )
 
 
-def _check_rows(path: Path, model: type[Base], rows: list[Row], version: int) -> None:
+def _check_rows(
+    path: Path, model: type[Base], rows: list[Row], version: int, plain: Container[int] = ()
+) -> None:
     """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
     bundle's version has is required: only a row of an older version may leave out a column the
-    store gained since (COLUMNS_SINCE), and it means what such a row meant."""
+    store gained since (COLUMNS_SINCE), and it means what such a row meant. ``plain``: the lines
+    whose text ``plain_json`` found plain."""
     expected = set(carried_columns(model))
     older = {
         column: value
         for (name, column), (since, value) in COLUMNS_SINCE.items()
         if name == path.name and version < since
     }
+    at = f"{path} line"
     for number, record in rows:
         for column, value in older.items():
             record.setdefault(column, copy.deepcopy(value))
-        unknown = set(record) - expected
-        missing = expected - set(record)
-        if unknown or missing:
+        if record.keys() != expected:
+            unknown, missing = set(record) - expected, expected - set(record)
             raise ImportRefused(
-                f"{path} line {number}: columns do not match the store "
+                f"{at} {number}: columns do not match the store "
                 f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
             )
-        check_row(model, record, f"{path} line {number}", BUNDLE_FIX)
+        check_row(model, record, f"{at} {number}", BUNDLE_FIX, plain=number in plain)
 
 
 @dataclass(frozen=True)
 class Bundle:
-    """A bundle, read and checked and nothing written yet: its study file (a record of the study
-    it came from, never settings of the study it goes into), every table's rows, and that
+    """A bundle, its files checked (listed, whole, UTF-8) and nothing written yet: its study
+    file (a record of the study it came from, never settings of the study it goes into), the
+    sha256 of each table file it holds (their rows are read as they are stored), and that
     study's provenance (none before version 3)."""
 
     path: Path
     version: int
     study_file: str
-    tables: dict[str, list[Row]]
+    tables: dict[str, str]
     provenance: Provenance | None
 
 
@@ -261,26 +267,85 @@ def _checked_text(path: Path, digest: str) -> str:
     return decode_file(path, data)
 
 
+READ_BLOCK = 1 << 20
+"""Bytes of a bundle's file read at a time while it is checked."""
+
+
+def _check_file(path: Path, digest: str) -> None:
+    """Refuse a bundle's file unless it is there, matches its sha256 and is UTF-8, reading it a
+    block at a time (a table file may be larger than memory allows to hold)."""
+    if not path.is_file():
+        raise ImportRefused(f"{path}: listed in {MANIFEST} but missing")
+    sha, decoder, utf8 = hashlib.sha256(), codecs.getincrementaldecoder("utf-8-sig")(), True
+    try:
+        with path.open("rb") as file:
+            while block := file.read(READ_BLOCK):
+                sha.update(block)
+                if utf8:
+                    try:
+                        decoder.decode(block)
+                    except UnicodeDecodeError:
+                        utf8 = False
+    except OSError as exc:
+        raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
+    if sha.hexdigest() != digest:
+        raise ImportRefused(f"{path}: sha256 differs from {MANIFEST}; the bundle was altered")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        utf8 = False
+    if not utf8:
+        decode_file(path, file_bytes(path))  # refuses it, naming the line of the first bad byte
+
+
+CHUNK = 10_000
+"""Rows of a bundle's table read, checked and stored at a time."""
+
+
+def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterator[list[Row]]:
+    """The rows of a bundle's table file, CHUNK at a time, each parsed and checked
+    (``_check_rows``). The file was checked before (``_check_file``); one that changed since is
+    refused."""
+    altered = ImportRefused(f"{path}: changed while it was imported; the bundle was altered")
+    sha, rows, plain = hashlib.sha256(), [], set()
+    try:
+        with path.open("rb") as file:
+            for number, data in enumerate(file, 1):
+                sha.update(data)
+                try:
+                    line = data.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError:
+                    raise altered from None
+                record = parse_line(path, number, line)
+                if record is not None:
+                    rows.append((number, record))
+                    if plain_json(line):
+                        plain.add(number)
+                if len(rows) == CHUNK:
+                    _check_rows(path, model, rows, version, plain)
+                    yield rows
+                    rows, plain = [], set()
+    except OSError as exc:
+        raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
+    if sha.hexdigest() != digest:
+        raise altered
+    _check_rows(path, model, rows, version, plain)
+    yield rows
+
+
 def read_bundle(bundle: Path) -> Bundle:
-    """Read a bundle folder and check all of it before anything is stored: the manifest lists
-    every file of its version and the folder holds no other, each file matches its sha256, and
-    every row holds every column its table has, each value one the store can take."""
+    """Read a bundle folder and check its files before anything is stored: the manifest lists
+    every file of its version and the folder holds no other, and each file matches its sha256
+    and is UTF-8. Its rows are read, and checked, as they are stored (``store_bundle``)."""
     version, hashes = _read_manifest(bundle)
     _refuse_unlisted(bundle, hashes)
     texts: dict[str, str] = {}
     for name in hashes:  # every file whole and readable before any row is read
-        text = _checked_text(bundle / name, hashes[name])
         if name in (STUDY_FILE, PROVENANCE_FILE):
-            texts[name] = text
-    # then the rows, one file at a time, so that only one file's text is held at once
-    tables = {
-        name: parse_jsonl(bundle / name, _checked_text(bundle / name, hashes[name]))
-        for name, _ in TABLES
-        if name in hashes
-    }
-    for name, model in TABLES:
-        if name in tables:
-            _check_rows(bundle / name, model, tables[name], version)
+            texts[name] = _checked_text(bundle / name, hashes[name])
+        else:
+            _check_file(bundle / name, hashes[name])
+    tables = {name: hashes[name] for name, _ in TABLES if name in hashes}
     provenance = None
     if PROVENANCE_FILE in texts:
         provenance = parse_provenance(texts[PROVENANCE_FILE], str(bundle / PROVENANCE_FILE))
@@ -288,14 +353,19 @@ def read_bundle(bundle: Path) -> Bundle:
 
 
 def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
-    """Add a read bundle's rows to ``store`` in one transaction: all rows or none. When it adds
-    any, the provenance of the study it came from is kept beside the importing study's own
-    (``provenance.json`` in the summary), never in its place."""
+    """Add a read bundle's rows to ``store`` in one transaction: all rows or none. Each table is
+    read, checked and stored a chunk at a time, in dependency order, so that memory holds one
+    chunk of rows and the keys later tables refer to. When it adds any, the provenance of the
+    study it came from is kept beside the importing study's own (``provenance.json`` in the
+    summary), never in its place."""
 
     def write(session: Session) -> ImportSummary:
-        summary = insert_all(
-            session, bundle.tables, lambda name, number: f"{bundle.path / name} line {number}"
-        )
+        writer = RowWriter(session, lambda name, number: f"{bundle.path / name} line {number}")
+        for name, model in TABLES:
+            if name in bundle.tables:
+                chunks = _chunks(bundle.path / name, model, bundle.tables[name], bundle.version)
+                writer.add_table(name, chunks)
+        summary = writer.summary
         if bundle.provenance is not None and summary.added:  # adding nothing made nothing
             added, unchanged = record_imported(session, bundle.provenance)
             if added:

@@ -3,14 +3,17 @@ nothing: the tables a bundle carries, what an import added, and the store's own 
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import UniqueConstraint, insert, inspect, select, tuple_
+from sqlalchemy import Connection, UniqueConstraint, insert, inspect, select, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -101,10 +104,6 @@ def key_columns(model: type[Base]) -> list[str]:
     return [str(c.key) for c in inspect(model).primary_key]
 
 
-def row_dict(row: Base) -> dict[str, Any]:
-    return {c: getattr(row, c) for c in carried_columns(type(row))}
-
-
 @dataclass
 class ImportSummary:
     """What an import stored, per table: rows new to the study (``added``), rows the study held
@@ -157,18 +156,52 @@ def file_bytes(path: Path) -> bytes:
         raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
 
 
+_SPACED_KEY = re.compile(r'"\s+:')
+
+
+def _keys(value: Any) -> int:
+    """How many keys the objects in a JSON value hold, nested ones counted."""
+    count = 0
+    if type(value) is dict:
+        count = len(value)
+        value = value.values()
+    elif type(value) is not list:
+        return 0
+    for inner in value:
+        if type(inner) is dict or type(inner) is list:
+            count += _keys(inner)
+    return count
+
+
+def parse_line(path: Path, number: int, line: str) -> dict[str, Any] | None:
+    """Line ``number`` of a JSON Lines file: one JSON object, or None for a blank line."""
+    try:  # read at the parser's own speed when no key can be given twice in the line: each
+        # key ends in '":' (none is spaced from its colon) and there are no more of those
+        # than keys read, so none was read twice (the last of a key given twice wins)
+        value = json.loads(line)
+        if (
+            type(value) is dict
+            and line.count('":') == _keys(value)
+            and _SPACED_KEY.search(line) is None
+        ):
+            return value
+    except (ValueError, RecursionError):
+        pass  # read again below, for the message
+    if not line.strip():
+        return None
+    value = parse_json(line, f"{path} line {number}", "write one JSON object a line")
+    if not isinstance(value, dict):
+        raise ImportRefused(f"{path} line {number}: expected a JSON object, got {describe(value)}")
+    return value
+
+
 def parse_jsonl(path: Path, text: str) -> list[Row]:
     """One JSON object per line; blank lines are skipped."""
     rows = []
     for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        value = parse_json(line, f"{path} line {number}", "write one JSON object a line")
-        if not isinstance(value, dict):
-            raise ImportRefused(
-                f"{path} line {number}: expected a JSON object, got {describe(value)}"
-            )
-        rows.append((number, value))
+        value = parse_line(path, number, line)
+        if value is not None:
+            rows.append((number, value))
     return rows
 
 
@@ -191,51 +224,6 @@ Where = Callable[[str, int], str]
 """The file and line a table's row came from, for messages."""
 
 
-def _check_references(session: Session, tables: dict[str, list[Row]], where: Where) -> None:
-    known: dict[tuple[str, str], set[Any]] = {}
-    for (name, column), target in REFERENCES.items():
-        if name not in tables:
-            continue
-        if target not in known:
-            bundle_keys = {r[target[1]] for _, r in tables.get(target[0], [])}
-            known[target] = bundle_keys | existing_keys(session, *target)
-        for number, record in tables[name]:
-            if record[column] not in known[target]:
-                what = target[0].removesuffix(".jsonl").rstrip("s")
-                raise ImportRefused(
-                    f"{where(name, number)}: '{column}' refers to unknown {what} "
-                    f"{record[column]!r}; add it to the study (or the bundle) first"
-                )
-
-
-def _check_pairs(session: Session, tables: dict[str, list[Row]], where: Where) -> None:
-    """A pair holds two replies to its own item from two different systems (two replies of one
-    system say nothing about its rating)."""
-    pairs = tables.get("pairs.jsonl", [])
-    if not pairs:
-        return
-    owner = {
-        cid: (item, system)
-        for cid, item, system in session.execute(
-            select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
-        )
-    }
-    owner |= {r["id"]: (r["item_id"], r["system"]) for _, r in tables.get("completions.jsonl", [])}
-    for number, pair in pairs:
-        (a_item, a_system), (b_item, b_system) = owner[pair["a_id"]], owner[pair["b_id"]]
-        if a_system == b_system:
-            raise ImportRefused(
-                f"{where('pairs.jsonl', number)}: 'b_id': both replies of the pair belong to "
-                f"system {a_system!r}, and a pair compares the replies of two systems; {BUNDLE_FIX}"
-            )
-        for column, item in (("a_id", a_item), ("b_id", b_item)):
-            if item != pair["item_id"]:
-                raise ImportRefused(
-                    f"{where('pairs.jsonl', number)}: '{column}' is a reply to item {item!r}, not "
-                    f"to the pair's item {pair['item_id']!r}; {BUNDLE_FIX}"
-                )
-
-
 def _changed(stored: dict[str, Any], record: dict[str, Any]) -> list[str]:
     """The columns in which ``record`` says something other than ``stored``."""
     return sorted(k for k in stored if k not in BOOKKEEPING and stored[k] != record.get(k))
@@ -254,14 +242,15 @@ def _unique_columns(model: type[Base]) -> list[tuple[str, ...]]:
     return sorted(s for s in sets if not private & set(s))
 
 
-def _unique_owners(session: Session, model: type[Base]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+def _unique_owners(
+    connection: Connection, model: type[Base]
+) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """The key of the stored row that holds each value of each unique set of columns, keyed by
     (columns, *values)."""
-    keys = key_columns(model)
+    table, keys = model.__table__, key_columns(model)
     owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for unique in _unique_columns(model):
-        columns = [getattr(model, c) for c in (*keys, *unique)]
-        for values in session.execute(select(*columns)):
+        for values in connection.execute(select(*(table.c[c] for c in (*keys, *unique)))):
             owners[(unique, *values[len(keys) :])] = tuple(values[: len(keys)])
     return owners
 
@@ -273,123 +262,250 @@ INSERT = 10_000
 """Rows inserted per statement: the database gets them many at a time, and memory stays small."""
 
 
-def _stored_rows(
-    session: Session, model: type[Base], keys: list[tuple[Any, ...]]
+def _rows_by_key(
+    connection: Connection, model: type[Base], keys: list[tuple[Any, ...]]
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """The stored rows of ``model``'s table among ``keys`` (as ``row_dict``), by key. Only the
-    keys the table holds are read whole, a chunk at a time, so that an import into a study
-    without those rows reads one column."""
-    names = key_columns(model)
-    columns = [getattr(model, c) for c in names]
-    held = {tuple(row) for row in session.execute(select(*columns))}
-    wanted = [key for key in keys if key in held]
+    """The stored rows of ``model``'s table among ``keys`` (their carried columns), by key, read
+    LOOKUP keys a query."""
+    table, names, carried = model.__table__, key_columns(model), carried_columns(model)
+    columns = [table.c[c] for c in names]
+    at = [carried.index(c) for c in names]
     found: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for start in range(0, len(wanted), LOOKUP):
-        chunk = wanted[start : start + LOOKUP]
+    for start in range(0, len(keys), LOOKUP):
+        chunk = keys[start : start + LOOKUP]
         match = (
             columns[0].in_([k[0] for k in chunk])
             if len(columns) == 1
             else tuple_(*columns).in_(chunk)
         )
-        for row in session.scalars(select(model).where(match)):
-            found[tuple(getattr(row, c) for c in names)] = row_dict(row)
+        query = select(*(table.c[c] for c in carried)).where(match)
+        for row in connection.execute(query):
+            found[tuple(row[i] for i in at)] = dict(zip(carried, row, strict=True))
     return found
 
 
-def _insert_rows(session: Session, model: type[Base], records: list[dict[str, Any]]) -> None:
-    """Insert ``records`` into ``model``'s table, many rows to a statement; rows that leave
-    out different columns (which take their defaults) go in separate statements."""
-    batch: list[dict[str, Any]] = []
-    for record in records:
-        if batch and (len(batch) == INSERT or batch[0].keys() != record.keys()):
-            session.execute(insert(model), batch)
-            batch = []
-        batch.append(record)
-    if batch:
-        session.execute(insert(model), batch)
+class _TableAdd:
+    """The new rows of one table, added a chunk at a time. A row stored already, or given again,
+    is left as it is, and only if it says the same; it keeps only the keys of the rows it has
+    seen (with their first line) and the values of the table's unique columns."""
+
+    def __init__(self, connection: Connection, name: str, where: Where) -> None:
+        self.connection, self.name, self.where = connection, name, where
+        self.model = dict(TABLES)[name]
+        self.keys, self.uniques = key_columns(self.model), _unique_columns(self.model)
+        self.held: set[tuple[Any, ...]] | None = None  # keys stored before the import, once read
+        self.owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.seen: dict[tuple[Any, ...], int] = {}  # key -> the line that first gave it
+        self.added = self.unchanged = self.repeated = 0
+
+    def add(self, rows: list[Row]) -> None:
+        if self.held is None:
+            table = self.model.__table__
+            self.held = {
+                tuple(r) for r in self.connection.execute(select(*(table.c[k] for k in self.keys)))
+            }
+            self.owners = _unique_owners(self.connection, self.model) if self.uniques else {}
+        keys = [tuple(record[k] for k in self.keys) for _, record in rows]
+        # rows stored before, and the first of a key an earlier chunk gave (stored by now)
+        wanted = {k for k in keys if k in self.held or k in self.seen}
+        found = _rows_by_key(self.connection, self.model, list(wanted)) if wanted else {}
+        firsts: dict[tuple[Any, ...], dict[str, Any]] = {}  # this chunk's rows, by key
+        new: list[dict[str, Any]] = []
+        for (number, record), key in zip(rows, keys, strict=True):
+            first_line = self.seen.get(key)
+            if first_line is not None:
+                first = firsts[key] if key in firsts else found[key]
+                changed = _changed(first, record)
+                if changed:
+                    raise ImportRefused(
+                        f"{self.where(self.name, number)}: line {first_line} gives the row with "
+                        f"key {list(key)} already, and this one differs in {changed}; keep one"
+                    )
+                self.repeated += 1
+                continue
+            self.seen[key] = number
+            firsts[key] = record
+            stored = found.get(key)
+            if stored is not None:
+                changed = _changed(stored, record)
+                if changed:
+                    raise ImportRefused(
+                        f"{self.where(self.name, number)}: a different row with key {list(key)} "
+                        f"is already stored (it differs in {changed}); nothing was imported"
+                    )
+                self.unchanged += 1
+                continue
+            for unique in self.uniques:
+                owner = self.owners.setdefault((unique, *(record[c] for c in unique)), key)
+                if owner != key:
+                    raise ImportRefused(
+                        f"{self.where(self.name, number)}: the row with key {list(owner)} has the "
+                        f"same {', '.join(unique)}; nothing was imported"
+                    )
+            new.append(record)
+        self._insert(new)
+        self.added += len(new)
+
+    def _insert(self, records: list[dict[str, Any]]) -> None:
+        """Insert ``records``, many rows to a statement; rows that leave out different columns
+        (which take their defaults) go in separate statements."""
+        batch: list[dict[str, Any]] = []
+        for record in records:
+            if batch and (len(batch) == INSERT or batch[0].keys() != record.keys()):
+                insert_rows(self.connection, self.model, batch)
+                batch = []
+            batch.append(record)
+        if batch:
+            insert_rows(self.connection, self.model, batch)
 
 
-def _add_new_rows(
-    session: Session, name: str, rows: list[Row], where: Where
-) -> tuple[int, int, int]:
-    """Add the rows of one table that are not stored yet; returns (added, already stored,
-    repeated). A row stored already, or given again, is left as it is, and only if it says the
-    same."""
-    model = dict(TABLES)[name]
-    keys, uniques = key_columns(model), _unique_columns(model)
-    owners = _unique_owners(session, model) if rows and uniques else {}
-    stored_rows = _stored_rows(session, model, [tuple(r[k] for k in keys) for _, r in rows])
-    seen: dict[tuple[Any, ...], Row] = {}
-    new: list[dict[str, Any]] = []
-    unchanged = repeated = 0
-    for number, record in rows:
-        key = tuple(record[k] for k in keys)
-        first = seen.get(key)
-        if first is not None:
-            changed = _changed(first[1], record)
-            if changed:
-                raise ImportRefused(
-                    f"{where(name, number)}: line {first[0]} gives the row with key "
-                    f"{list(key)} already, and this one differs in {changed}; keep one"
-                )
-            repeated += 1
-            continue
-        seen[key] = (number, record)
-        stored = stored_rows.get(key)
-        if stored is not None:
-            changed = _changed(stored, record)
-            if changed:
-                raise ImportRefused(
-                    f"{where(name, number)}: a different row with key {list(key)} is already "
-                    f"stored (it differs in {changed}); nothing was imported"
-                )
-            unchanged += 1
-            continue
-        for unique in uniques:
-            owner = owners.setdefault((unique, *(record[c] for c in unique)), key)
-            if owner != key:
-                raise ImportRefused(
-                    f"{where(name, number)}: the row with key {list(owner)} has the same "
-                    f"{', '.join(unique)}; nothing was imported"
-                )
-        new.append(record)
-    _insert_rows(session, model, new)
-    return len(new), unchanged, repeated
-
-
-def _refuse_own_work(
-    session: Session, tables: dict[str, list[Row]], where: Where, names: Mapping[str, str]
-) -> None:
-    """Nobody judges a pair holding a reply they wrote, nor labels such a reply: the rule the web
-    app keeps when it hands out and takes back work (heart.people), kept for imported rows."""
-    judgments, labels = tables.get("judgments.jsonl", []), tables.get("strategy_labels.jsonl", [])
-    if not judgments and not labels:
+def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
+    """Insert ``records`` (each with the same columns) into ``model``'s table in one statement.
+    SQLite gets rows that give every column the statement names as plain tuples, each value
+    converted as SQLAlchemy converts it (JSON to its text) but without SQLAlchemy's work per
+    row; other databases, and rows leaving columns to their defaults, go through SQLAlchemy."""
+    table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
+    statement = insert(table)
+    compiled = statement.compile(dialect=dialect, column_keys=list(records[0]))
+    order = list(compiled.positiontup or ())
+    if dialect.name != "sqlite" or records[0].keys() != set(order):  # defaults to fill in
+        connection.execute(statement, records)
         return
-    written = select(CompletionRow.id, CompletionRow.contributor).where(
-        CompletionRow.contributor != ""
-    )
-    writer = {cid: who for cid, who in session.execute(written)}
-    writer |= {r["id"]: r["contributor"] for _, r in tables.get("completions.jsonl", [])}
-    pairs: dict[str, tuple[str, str]] = {}
-    if judgments:
-        pairs = {pid: (a, b) for pid, a, b in session.execute(
-            select(PairRow.id, PairRow.a_id, PairRow.b_id))}  # fmt: skip
-        pairs |= {r["id"]: (r["a_id"], r["b_id"]) for _, r in tables.get("pairs.jsonl", [])}
-    for number, r in judgments:
-        own = next((c for c in pairs[r["pair_id"]] if writer.get(c) == r["judge"]), None)
-        if own is not None:
-            raise ImportRefused(
-                f"{where('judgments.jsonl', number)}: '{names.get('judge', 'judge')}' is "
-                f"{r['judge']!r}, who wrote one of the pair's replies (completion {own!r}), and "
-                "nobody judges their own reply (the web app refuses it too); leave the row out"
+    types = [table.c[key].type.dialect_impl(dialect) for key in order]
+    converters = [
+        (at, convert)
+        for at, kind in enumerate(types)
+        if (convert := kind.bind_processor(dialect)) is not None
+    ]
+    rows: list[Any] = []
+    for record in records:  # left as they are: a rerun of the import reads them again
+        row = [record[key] for key in order]
+        for at, convert in converters:
+            row[at] = convert(row[at])
+        rows.append(tuple(row))
+    connection.exec_driver_sql(compiled.string, rows)
+
+
+OWN_WORK = ("judgments.jsonl", "strategy_labels.jsonl")
+"""The tables of work that nobody does on a reply they wrote."""
+
+
+class RowWriter:
+    """An import's rows added to the store table by table, in dependency order (TABLES), a chunk
+    at a time, inside the caller's transaction (the caller commits). Each chunk is checked
+    against the study as it stands with the tables before it added (references, pairs, own
+    work), then its new rows are inserted; between tables only the keys and the few columns
+    that later tables are checked against are held, read back from the store when first
+    needed. ``names`` maps a column to the file's own name for it."""
+
+    def __init__(
+        self, session: Session, where: Where, names: Mapping[str, str] | None = None
+    ) -> None:
+        self.session = session
+        self.connection = session.connection()  # plain rows: no ORM bookkeeping per row
+        self.where, self.names = where, names or {}
+        self.summary = ImportSummary(added={}, unchanged={})
+        self._done = -1  # the position in TABLES of the last table added
+        self._known: dict[tuple[str, str], set[Any]] = {}
+        self._owner: dict[str, tuple[str, str]] | None = None  # completion -> (item, system)
+        self._writer: dict[str, str] | None = None  # completion -> its contributor
+        self._pairs: dict[str, tuple[str, str]] | None = None  # pair -> (a, b)
+
+    def add_table(self, name: str, chunks: Iterable[list[Row]]) -> None:
+        """Add one table's rows, given a chunk at a time; tables come in TABLES order."""
+        position = [n for n, _ in TABLES].index(name)
+        assert position > self._done, f"{name} comes before the tables already added"
+        self._done = position
+        table = _TableAdd(self.connection, name, self.where)
+        references = [(c, t) for (n, c), t in REFERENCES.items() if n == name]
+        for rows in chunks:
+            if not rows:
+                continue
+            for column, target in references:
+                self._check_references(name, rows, column, target)
+            if name == "pairs.jsonl":
+                self._check_pairs(rows)
+            if name in OWN_WORK:
+                self._refuse_own_work(name, rows)
+            table.add(rows)
+        for kept, n in zip(
+            (self.summary.added, self.summary.unchanged, self.summary.repeated),
+            (table.added, table.unchanged, table.repeated),
+            strict=True,
+        ):
+            if n:
+                kept[name] = n
+
+    def _check_references(
+        self, name: str, rows: list[Row], column: str, target: tuple[str, str]
+    ) -> None:
+        known = self._known.get(target)
+        if known is None:  # the referenced table is added already: the store holds all its keys
+            known = self._known[target] = existing_keys(self.session, *target)
+        for number, record in rows:
+            if record[column] not in known:
+                what = target[0].removesuffix(".jsonl").rstrip("s")
+                raise ImportRefused(
+                    f"{self.where(name, number)}: '{column}' refers to unknown {what} "
+                    f"{record[column]!r}; add it to the study (or the bundle) first"
+                )
+
+    def _check_pairs(self, pairs: list[Row]) -> None:
+        """A pair holds two replies to its own item from two different systems (two replies of
+        one system say nothing about its rating)."""
+        if self._owner is None:
+            rows = self.connection.execute(
+                select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
             )
-    for number, r in labels:
-        if writer.get(r["completion_id"]) == r["rater_id"]:
-            raise ImportRefused(
-                f"{where('strategy_labels.jsonl', number)}: '{names.get('rater_id', 'rater_id')}' "
-                f"is {r['rater_id']!r}, who wrote completion {r['completion_id']!r}, and nobody "
-                "labels their own reply (the web app refuses it too); leave the row out"
+            self._owner = {cid: (item, system) for cid, item, system in rows}
+        for number, pair in pairs:
+            (a_item, a_system) = self._owner[pair["a_id"]]
+            (b_item, b_system) = self._owner[pair["b_id"]]
+            if a_system == b_system:
+                raise ImportRefused(
+                    f"{self.where('pairs.jsonl', number)}: 'b_id': both replies of the pair "
+                    f"belong to system {a_system!r}, and a pair compares the replies of two "
+                    f"systems; {BUNDLE_FIX}"
+                )
+            for column, item in (("a_id", a_item), ("b_id", b_item)):
+                if item != pair["item_id"]:
+                    raise ImportRefused(
+                        f"{self.where('pairs.jsonl', number)}: '{column}' is a reply to item "
+                        f"{item!r}, not to the pair's item {pair['item_id']!r}; {BUNDLE_FIX}"
+                    )
+
+    def _refuse_own_work(self, name: str, rows: list[Row]) -> None:
+        """Nobody judges a pair holding a reply they wrote, nor labels such a reply: the rule the
+        web app keeps when it hands out and takes back work (heart.people), kept for imported
+        rows."""
+        if self._writer is None:
+            written = select(CompletionRow.id, CompletionRow.contributor).where(
+                CompletionRow.contributor != ""
             )
+            self._writer = {cid: who for cid, who in self.connection.execute(written)}
+        writer, names = self._writer, self.names
+        if name == "strategy_labels.jsonl":
+            for number, r in rows:
+                if writer.get(r["completion_id"]) == r["rater_id"]:
+                    raise ImportRefused(
+                        f"{self.where(name, number)}: '{names.get('rater_id', 'rater_id')}' is "
+                        f"{r['rater_id']!r}, who wrote completion {r['completion_id']!r}, and "
+                        "nobody labels their own reply (the web app refuses it too); leave the "
+                        "row out"
+                    )
+            return
+        if self._pairs is None:
+            rows_read = self.connection.execute(select(PairRow.id, PairRow.a_id, PairRow.b_id))
+            self._pairs = {pid: (a, b) for pid, a, b in rows_read}
+        for number, r in rows:
+            own = next((c for c in self._pairs[r["pair_id"]] if writer.get(c) == r["judge"]), None)
+            if own is not None:
+                raise ImportRefused(
+                    f"{self.where(name, number)}: '{names.get('judge', 'judge')}' is "
+                    f"{r['judge']!r}, who wrote one of the pair's replies (completion {own!r}), "
+                    "and nobody judges their own reply (the web app refuses it too); leave the "
+                    "row out"
+                )
 
 
 def insert_all(
@@ -398,20 +514,14 @@ def insert_all(
     where: Where,
     names: Mapping[str, str] | None = None,
 ) -> ImportSummary:
-    """Check references, pairs and own work, then add every table's new rows in dependency order
-    (the caller commits). ``names`` maps a column to the file's own name for it."""
-    _check_references(session, tables, where)
-    _check_pairs(session, tables, where)
-    _refuse_own_work(session, tables, where, names or {})
-    summary = ImportSummary(added={}, unchanged={})
+    """Add every table's new rows in dependency order, each checked for its references, pairs
+    and own work first (the caller commits). ``names`` maps a column to the file's own name for
+    it."""
+    writer = RowWriter(session, where, names)
     for name, _ in TABLES:
-        counts = _add_new_rows(session, name, tables.get(name, []), where)
-        for kept, n in zip(
-            (summary.added, summary.unchanged, summary.repeated), counts, strict=True
-        ):
-            if n:
-                kept[name] = n
-    return summary
+        if name in tables:
+            writer.add_table(name, [tables[name]])
+    return writer.summary
 
 
 RACE_ATTEMPTS = 5
@@ -420,6 +530,26 @@ RACE_ATTEMPTS = 5
 _CONTENTION = frozenset({"40001", "40P01"})
 """PostgreSQL's serialization failure and deadlock: the transaction lost a race, and can run
 again."""
+
+
+IMPORT_CACHE_KIB = 512 * 1024
+"""SQLite's page cache while an import runs (it takes only what it uses): the indexes of a large
+import's tables stay in memory instead of being read and written back page by page."""
+
+
+@contextmanager
+def _import_cache(connection: Connection) -> Iterator[None]:
+    """A larger SQLite page cache for the import's connection, then its own again (the
+    transaction, and what it commits, are the same either way)."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    before = connection.exec_driver_sql("PRAGMA cache_size").scalar()
+    connection.exec_driver_sql(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql(f"PRAGMA cache_size={int(before or 0)}")
 
 
 def store_rows(
@@ -432,7 +562,7 @@ def store_rows(
     store locked too long, is reported in one line naming ``source``; nothing is imported."""
     for attempt in range(1, RACE_ATTEMPTS + 1):
         try:
-            with store.session() as session:
+            with store.session() as session, _import_cache(session.connection()):
                 return write(session)
         except IntegrityError as exc:
             problem = _first_line(exc)
