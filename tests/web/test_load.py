@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +22,7 @@ from heart.people import invite, prolific_rater
 from heart.store import CompletionRow, JudgmentRow, LabelRow, RaterRow, Store
 
 from ..servers import free_port
+from .browser import Browser
 from .conftest import ADMIN_TOKEN, WebStudy, hidden
 
 MakeStudy = Callable[..., WebStudy]
@@ -40,41 +37,6 @@ FORMS: dict[str, dict[str, Any]] = {
 }
 
 PRACTICE = {"choice": "B++", "rationale": "It names the guilt."}
-
-
-@dataclass(frozen=True)
-class Answer:
-    path: str
-    status: int
-    location: str
-    body: str
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class Browser:
-    """One person's browser: cookies of its own, redirects not followed, every answer kept."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(CookieJar()), _NoRedirects()
-        )
-        self.answers: list[Answer] = []
-
-    def open(self, path: str, form: dict[str, Any] | None = None) -> Answer:
-        data = None if form is None else urlencode(form, doseq=True).encode()
-        try:
-            with self.opener.open(self.base + path, data=data, timeout=120) as response:
-                status, headers, body = response.status, response.headers, response.read()
-        except urllib.error.HTTPError as error:
-            status, headers, body = error.code, error.headers, error.read()
-        answer = Answer(path, status, headers.get("location", ""), body.decode())
-        self.answers.append(answer)
-        return answer
 
 
 @contextmanager

@@ -10,13 +10,8 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
-from http.cookiejar import CookieJar
 from pathlib import Path
-from typing import Any
 
 import pytest
 from anyio import to_thread
@@ -25,35 +20,13 @@ from fastapi.testclient import TestClient
 from heart.people import invite
 
 from ..servers import free_port
+from .browser import Browser
 from .conftest import ADMIN_TOKEN, SECRET, WebStudy, heart_serve, hidden
 
 MakeStudy = Callable[..., WebStudy]
 ANSWERED = re.compile(r'\[(\d+)\] [\d.:]+ - "(GET|POST) (\S+) HTTP/[\d.]+" (\d+)')
 """An access log line of a worker: its process id, the method, path and status."""
 TRIES = 200
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class Browser:
-    """Cookies of its own, redirects not followed, a new connection for every request."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(CookieJar()), _NoRedirects()
-        )
-
-    def open(self, path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
-        data = None if form is None else urllib.parse.urlencode(form).encode()
-        try:
-            with self.opener.open(self.base + path, data=data, timeout=60) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
 
 
 def _answers(log: Path, method: str, path: str) -> dict[str, set[int]]:
@@ -90,31 +63,31 @@ def test_two_workers_honour_each_others_sessions_forms_and_admin_cookies(
     with heart_serve(study.root, port, log, args=["--workers", "2"]) as admin_link:
         base = f"http://127.0.0.1:{port}"
         person = Browser(base)
-        assert person.open(f"/invite/{token}")[0] == 303
+        assert person.open(f"/invite/{token}").status == 303
         (signed_in_by,) = _answers(log, "GET", "/invite/[redacted]")
 
         def consent_page() -> int:
-            status, page = person.open("/consent")
-            assert 'name="agree"' in page  # a signed-in person's page, not the way in
-            return status
+            answer = person.open("/consent")
+            assert 'name="agree"' in answer.body  # a signed-in person's page, not the way in
+            return answer.status
 
         _until_both_answer(log, "GET", "/consent", consent_page)
-        csrf = hidden(person.open("/consent")[1], "csrf")  # issued by one of them
-        assert person.open("/consent", {"csrf": csrf, "agree": "yes"})[0] == 303
+        csrf = hidden(person.open("/consent").body, "csrf")  # issued by one of them
+        assert person.open("/consent", {"csrf": csrf, "agree": "yes"}).status == 303
 
         def practice() -> int:  # the first answer is kept, each one checked and accepted
             form = {"csrf": csrf, "choice": "B+", "rationale": "B listens."}
-            return person.open("/practice", form)[0]
+            return person.open("/practice", form).status
 
         _until_both_answer(log, "POST", "/practice", practice)  # 303: the form was accepted
 
         admin = Browser(base)
-        assert admin.open(admin_link.removeprefix(base))[0] == 303
+        assert admin.open(admin_link.removeprefix(base)).status == 303
 
         def admin_page() -> int:
-            status, page = admin.open("/admin")
-            assert "Admin only" not in page
-            return status
+            answer = admin.open("/admin")
+            assert "Admin only" not in answer.body
+            return answer.status
 
         _until_both_answer(log, "GET", "/admin", admin_page)
         assert signed_in_by in _answers(log, "GET", "/consent")
