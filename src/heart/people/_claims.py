@@ -15,7 +15,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import CursorResult, and_, bindparam, case, exists, func, or_, select, update
+from sqlalchemy import (
+    Connection,
+    CursorResult,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -164,11 +175,11 @@ _ANY_LEFT = (
 )
 
 
-def _held(session: Session, params: dict[str, object]) -> str | None:
+def _held(connection: Connection, params: dict[str, object]) -> str | None:
     """A seat of ``kind`` the rater holds and has not submitted (its claim renewed), if any."""
-    held = session.scalar(_HELD, params)
+    held = connection.scalar(_HELD, params)
     if held:
-        session.execute(_RENEW, {"p_held": held, "p_expires": params["p_expires"]})
+        connection.execute(_RENEW, {"p_held": held, "p_expires": params["p_expires"]})
     return held
 
 
@@ -184,24 +195,23 @@ def _claim_params(
 
 
 def _claimed(
-    store: Store, params: dict[str, object], then: Callable[[Session, str], Claimed]
+    store: Store, params: dict[str, object], then: Callable[[Connection, str], Claimed]
 ) -> Claimed | None:
     """``then`` of the seat the rater holds or has just claimed, run in the claim's own
     transaction; None when no work is left for them."""
     for _ in range(20):
-        with store.session() as session:
-            held = _held(session, params)
-            if held:
-                return then(session, held)
-            try:
-                taken = session.execute(_TAKE, params).scalar()
-            except IntegrityError:
-                session.rollback()  # the same rater raced itself for one target: look again
-                continue
-            if taken:
-                return then(session, str(taken))
-            if session.scalar(_ANY_LEFT, params) is None:
-                return None
+        try:
+            with store.connection() as connection:
+                held = _held(connection, params)
+                if held:
+                    return then(connection, held)
+                taken = connection.execute(_TAKE, params).scalar()
+                if taken:
+                    return then(connection, str(taken))
+                if connection.scalar(_ANY_LEFT, params) is None:
+                    return None
+        except IntegrityError:
+            continue  # the same rater raced itself for one target: look again
     return None
 
 
@@ -218,11 +228,16 @@ def claim(
 
 def claim_task(
     store: Store, rater: str, kind: str, *, now: float, seconds: float, cap: int | None = None
-) -> Task | None:
-    """The page of the seat `claim` gives ``rater``, read in the claim's own transaction (one
-    transaction where a claim and then `load_task` take two)."""
+) -> tuple[Task, Standing] | None:
+    """The page of the seat `claim` gives ``rater`` and where they stand at it (see
+    `standing`), read in the claim's own transaction (one transaction where a claim, then
+    `load_task` and `standing` take three)."""
     params = _claim_params(rater, kind, now, seconds, cap)
-    return _claimed(store, params, lambda session, seat: _page(session, rater, seat))
+
+    def page(connection: Connection, seat: str) -> tuple[Task, Standing]:
+        return _page(connection, rater, seat), _standing(connection, rater, seat, kind, now)
+
+    return _claimed(store, params, page)
 
 
 _OPEN_TARGETS = select(func.count(func.distinct(TaskRow.target))).where(
@@ -237,8 +252,8 @@ def open_to(store: Store, rater: str, kind: str, *, now: float) -> int:
     their unfinished seat and one per target with a free seat they may claim (none once
     excluded). Others' claims change it, so it is an estimate of the work left to them."""
     params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP}
-    with store.session() as session:
-        return int(session.scalar(select(_OPEN_TO), params) or 0)
+    with store.connection() as connection:
+        return int(connection.scalar(select(_OPEN_TO), params) or 0)
 
 
 @dataclass(frozen=True)
@@ -264,9 +279,13 @@ _STANDING = select(
 
 def standing(store: Store, rater: str, task: str, kind: str, *, now: float) -> Standing:
     """Where ``rater`` stands at their seat ``task`` of ``kind``, read in one query."""
+    with store.connection() as connection:
+        return _standing(connection, rater, task, kind, now)
+
+
+def _standing(connection: Connection, rater: str, task: str, kind: str, now: float) -> Standing:
     params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP, "p_task": task}
-    with store.session() as session:
-        done, spent, served, open_ = session.execute(_STANDING, params).one()
+    done, spent, served, open_ = connection.execute(_STANDING, params).one()
     return Standing(int(done), float(spent or 0.0), served, int(open_ or 0))
 
 
@@ -305,12 +324,12 @@ def load_task(store: Store, rater: str, task: str) -> Task:
     """The page content of one of ``rater``'s claimed seats, replies in the served order. An
     attention check shows the original reply beside a plain one, and in ``instruction`` the
     choice it asks for (the answer stored as expected, so older seats ask for theirs too)."""
-    with store.session() as session:
-        return _page(session, rater, task)
+    with store.connection() as connection:
+        return _page(connection, rater, task)
 
 
-def _page(session: Session, rater: str, task: str) -> Task:
-    row = _open_seat(session.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
+def _page(connection: Connection, rater: str, task: str) -> Task:
+    row = _open_seat(connection.execute(_PAGE, {"p_task": task}).one_or_none(), rater)
     replies: list[str] = []
     if row.kind == JUDGE and row.check:
         first = row.reference if row.check == GOLD else ATTENTION_REPLY

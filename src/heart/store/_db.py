@@ -143,6 +143,14 @@ class Store:
         with self.sessions() as session, session.begin():
             yield session
 
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A Core connection in one transaction, committed on success and rolled back on any
+        error: for the web app's busiest statements, which need no ORM objects and skip the
+        session's bookkeeping (about half the CPU of a short transaction)."""
+        with self.engine.begin() as connection:
+            yield connection
+
     def close(self) -> None:
         self.engine.dispose()
 

@@ -5,7 +5,6 @@ person stands: task n of m, the time so far, and that their last answer was save
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,8 +13,8 @@ from fastapi.responses import Response
 from sqlalchemy import update
 
 from heart.config import PeopleSpec
-from heart.people import CHOICES, JUDGE, KINDS, TaskRefused, plain_text, standing
-from heart.store import ConsentRow, PracticeRow, Store, add_if_missing, now_iso
+from heart.people import CHOICES, JUDGE, KINDS, Standing, TaskRefused, plain_text
+from heart.store import ConsentRow, PracticeRow, add_if_missing, now_iso
 from heart.web._forms import Form, read_form
 from heart.web._guide import (
     DEFAULT_CONSENT,
@@ -79,13 +78,12 @@ class Progress:
         return "under a minute" if minutes < 1 else f"{minutes} min"
 
 
-def progress(store: Store, people: PeopleSpec, rater: str, task: str, kind: str) -> Progress:
-    """Where ``rater`` stands at ``task``: n counts their submitted tasks of every kind (checks
-    included, as the per-person cap does) plus this one; m is that count plus the tasks of
-    ``kind`` still open to them, at most ``people.tasks_per_person``. The time is what their
-    submitted tasks took (served to sent) and this one since it was served."""
-    now = time.time()
-    at = standing(store, rater, task, kind, now=now)
+def progress(at: Standing, people: PeopleSpec, now: float) -> Progress:
+    """Where a rater stands (``at``, read when their seat was claimed) at ``now``: n counts
+    their submitted tasks of every kind (checks included, as the per-person cap does) plus this
+    one; m is that count plus the tasks of the seat's kind still open to them, at most
+    ``people.tasks_per_person``. The time is what their submitted tasks took (served to sent)
+    and this one since it was served."""
     m = at.done + at.open
     if people.tasks_per_person is not None:
         m = min(m, people.tasks_per_person)

@@ -64,8 +64,8 @@ def current_rater(request: Request) -> RaterSession | None:
     session = state.signer.read_rater(request.cookies.get(RATER_COOKIE))
     if session is None:
         return None
-    with state.study.store.session() as s:
-        row = s.execute(_STEPS, {"p_rater": session.rater}).one_or_none()
+    with state.study.store.connection() as connection:
+        row = connection.execute(_STEPS, {"p_rater": session.rater}).one_or_none()
     if row is None:
         return None
     return replace(session, consent_hash=row.text_hash, practised=row.rater_id is not None)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from heart.people import (
     CHARS_PER_WORD,
@@ -22,6 +22,7 @@ from heart.people import (
     NOT_YOURS,
     RETURN,
     WRITE,
+    Standing,
     Task,
     TaskRefused,
     claim_task,
@@ -62,9 +63,9 @@ SAVED_SECONDS = 300
 Submit = Callable[[WebState, str, str, Form, float], None]
 
 
-def _claim(state: WebState, rater: str, kind: str) -> Task | None:
-    """The rater's seat of ``kind`` to show, claimed and read in one transaction, or None when
-    no work is left for them."""
+def _claim(state: WebState, rater: str, kind: str) -> tuple[Task, Standing] | None:
+    """The rater's seat of ``kind`` to show and where they stand, claimed and read in one
+    transaction, or None when no work is left for them."""
     people = state.study.config.people
     return claim_task(
         state.study.store, rater, kind, now=time.time(), seconds=people.claim_minutes * 60,
@@ -72,13 +73,16 @@ def _claim(state: WebState, rater: str, kind: str) -> Task | None:
     )  # fmt: skip
 
 
+_MINE = select(TaskRow.id).where(
+    TaskRow.kind == bindparam("p_kind"), TaskRow.rater_id == bindparam("p_rater")
+)
+
+
 def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
     """The id of the rater's seat of ``kind`` a page's handle names, or TaskRefused."""
     if handle:
-        with state.study.store.session() as s:
-            mine = s.scalars(
-                select(TaskRow.id).where(TaskRow.kind == kind, TaskRow.rater_id == rater)
-            ).all()
+        with state.study.store.connection() as connection:
+            mine = connection.scalars(_MINE, {"p_kind": kind, "p_rater": rater}).all()
         for task in mine:
             if same(handle, state.signer.task_handle(rater, task)):
                 return task
@@ -88,7 +92,7 @@ def _resolve(state: WebState, rater: str, kind: str, handle: str) -> str:
 def _page(
     request: Request,
     session: RaterSession,
-    task: Task,
+    claimed: tuple[Task, Standing],
     *,
     status: int = 200,
     note: str | None = None,
@@ -98,6 +102,7 @@ def _page(
     """A task page; after a refusal, with the message and what the rater had entered."""
     state = web(request)
     people = state.study.config.people
+    task, at = claimed
     form = form or Form({})
     text = form.get("text")
     return render(
@@ -109,7 +114,7 @@ def _page(
         csrf=state.signer.csrf(session),
         message=note,
         saved=saved,
-        progress=progress(state.study.store, people, session.rater, task.id, task.kind),
+        progress=progress(at, people, time.time()),
         roles=ROLES,
         minutes=round(people.claim_minutes),
         text=text,
@@ -171,13 +176,13 @@ def _show(request: Request, kind: str) -> Response:
         return elsewhere
     state = web(request)
     saved = request.cookies.get(SAVED_COOKIE) == kind
-    task = _claim(state, session.rater, kind)
-    if task is None and state.seats.refresh():  # work stored since the last look
-        task = _claim(state, session.rater, kind)
-    if task is None:
+    claimed = _claim(state, session.rater, kind)
+    if claimed is None and state.seats.refresh():  # work stored since the last look
+        claimed = _claim(state, session.rater, kind)
+    if claimed is None:
         page = _nothing_left(request, session, kind, saved=saved)
     else:
-        page = _page(request, session, task, saved=saved)
+        page = _page(request, session, claimed, saved=saved)
     if saved:
         page.delete_cookie(SAVED_COOKIE, path="/")
     return page
@@ -201,11 +206,11 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
         )
     except TaskRefused as exc:
         note = sentence(str(exc))
-        task = _claim(state, session.rater, kind)
-        if task is None:
+        claimed = _claim(state, session.rater, kind)
+        if claimed is None:
             return _nothing_left(request, session, kind, 400, note)
-        kept = same(handle, state.signer.task_handle(session.rater, task.id))
-        return _page(request, session, task, status=400, note=note, form=form if kept else None)
+        kept = same(handle, state.signer.task_handle(session.rater, claimed[0].id))
+        return _page(request, session, claimed, status=400, note=note, form=form if kept else None)
     moved = see_other(f"/{kind}")
     moved.set_cookie(
         SAVED_COOKIE, kind, max_age=SAVED_SECONDS, path="/", httponly=True, samesite="lax",
