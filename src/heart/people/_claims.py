@@ -23,6 +23,7 @@ from sqlalchemy import (
     case,
     exists,
     func,
+    insert,
     or_,
     select,
     update,
@@ -33,7 +34,7 @@ from sqlalchemy.orm import Session, aliased
 from heart.config import PeopleSpec
 from heart.errors import TaskRefused
 from heart.ids import Presentation, completion_id, judgment_id, label_id
-from heart.people._quality import exclude_if_flagged, look_again
+from heart.people._quality import exclude_if_flagged, looks_again
 from heart.people._scale import ATTENTION_REPLY, CHOICES, GOLD_REPLY, attention_instruction
 from heart.people._tasks import ATTENTION, GOLD, JUDGE, LABEL, WRITE
 from heart.people._text import plain_text
@@ -357,27 +358,36 @@ _FINISH = (
 )  # fmt: skip
 
 
-def _finish(session: Session, row: TaskRow, rater: str, now: float) -> None:
-    """Mark the seat submitted, in the transaction that stores the answer, only if it is still
-    ``rater``'s and not done: whatever happened since it was read, an answer to a seat that
-    expired and went to someone else is refused and rolled back."""
-    session.flush()
-    result = session.execute(_FINISH, {"p_task": row.id, "p_rater": rater, "p_now": now})
+_SEAT = select(TaskRow.rater_id, TaskRow.done).where(TaskRow.id == bindparam("p_task"))
+
+
+def _finish(
+    session: Session | Connection, task: str, rater: str, now: float, passed: bool | None = None
+) -> None:
+    """Mark the seat submitted (a check seat: whether it was ``passed``), in the transaction
+    that stores the answer, only if it is still ``rater``'s and not done: whatever happened
+    since it was read, an answer to a seat that expired and went to someone else is refused and
+    rolled back."""
+    if isinstance(session, Session):
+        session.flush()
+    params = {"p_task": task, "p_rater": rater, "p_now": now, "p_passed": passed}
+    result = session.execute(_FINISH if passed is None else _FINISH_CHECK, params)
     if cast("CursorResult[Any]", result).rowcount != 1:
-        _open_seat(session.get(TaskRow, row.id, populate_existing=True), rater)  # says which
+        _open_seat(session.execute(_SEAT, params).one_or_none(), rater)  # says which
         raise TaskRefused(NOT_YOURS)
 
 
 @contextmanager
-def _answering(store: Store, rater: str, task: str) -> Iterator[Session]:
-    """The transaction that stores ``rater``'s answer to ``task``. When the same form is sent
-    twice at once, one answer is stored and the other refused as done, not a server error."""
+def _answering(store: Store, rater: str, task: str) -> Iterator[Connection]:
+    """The transaction that stores ``rater``'s answer to ``task`` (an ORM session over it:
+    `Session(bind=connection)`). When the same form is sent twice at once, one answer is
+    stored and the other refused as done, not a server error."""
     try:
-        with store.session() as session:
-            yield session
+        with store.connection() as connection:
+            yield connection
     except IntegrityError:
-        with store.session() as session:
-            _owned(session, rater, task)  # refused now if the seat was done or taken meanwhile
+        with store.connection() as connection:  # refused now if done or taken meanwhile
+            _open_seat(connection.execute(_SEAT, {"p_task": task}).one_or_none(), rater)
         raise
 
 
@@ -406,7 +416,7 @@ def submit_write(
 ) -> str:
     """Store ``rater``'s reply for the seat's item as a completion of the human system."""
     reply = check_reply(text, spec)
-    with _answering(store, rater, task) as session:
+    with _answering(store, rater, task) as connection, Session(bind=connection) as session:
         row = _owned(session, rater, task)
         if row.kind != WRITE:
             raise TaskRefused("this task asks for a judgment, not a reply")
@@ -423,12 +433,30 @@ def submit_write(
                 status=Status.OK, text=reply, created_at=now_iso(),
             )
         )  # fmt: skip
-        _finish(session, row, rater, now)
+        _finish(session, row.id, rater, now)
         return cid
 
 
-_OWN_PAIR = select(pair_with_reply_by(bindparam("p_target"), bindparam("p_rater")))
-"""Whether the pair p_target holds a reply p_rater wrote (built once, like the claims)."""
+_JUDGE_ONE = (
+    select(
+        TaskRow.rater_id, TaskRow.done, TaskRow.kind, TaskRow.check, TaskRow.expected,
+        TaskRow.shown, TaskRow.target, PairRow.a_id, PairRow.b_id,
+        pair_with_reply_by(TaskRow.target, bindparam("p_rater")).label("own"),
+        exists().where(JudgeRow.name == bindparam("p_rater")).label("known"),
+        select(func.count(TaskRow.id))
+        .where(TaskRow.rater_id == bindparam("p_rater"), TaskRow.kind == JUDGE, TaskRow.done)
+        .scalar_subquery()
+        .label("judged"),
+    )
+    .outerjoin(PairRow, and_(TaskRow.check.is_(None), PairRow.id == TaskRow.target))
+    .where(TaskRow.id == bindparam("p_task"))
+)  # fmt: skip
+"""Everything storing a verdict reads, in one query: the seat, its pair, whether the pair holds
+a reply p_rater wrote, whether p_rater is a known judge yet, and how many judge seats they
+submitted before this one (for `look_again`)."""
+_FINISH_CHECK = _FINISH.values(passed=bindparam("p_passed"))
+"""`_FINISH` for a check seat, recording whether it was passed."""
+_INSERT_JUDGMENT = insert(JudgmentRow)
 
 
 def submit_judgment(
@@ -445,7 +473,8 @@ def submit_judgment(
     """Store a rater's five-option verdict (in the served order) in the pair's own terms; a
     check seat only records whether it was passed. After a failed attention check, and every
     ``LOOK_EVERY`` judge seats, the rater's quality flags are measured again, and a flag the
-    study (``spec``, else the defaults) makes excluding excludes them."""
+    study (``spec``, else the defaults) makes excluding excludes them. One read, one insert and
+    one update on a Core connection: the busiest answer of a crowd study."""
     if choice not in CHOICES:
         raise TaskRefused("choose one of the five options before submitting")
     for item in checklist or []:
@@ -454,34 +483,41 @@ def submit_judgment(
     if len(rationale) > 2000:
         raise TaskRefused("keep the reason under 2,000 characters")
     side, strength, _ = CHOICES[choice]
-    with _answering(store, rater, task) as session:
-        row = _owned(session, rater, task)
+    with _answering(store, rater, task) as connection:
+        row = _open_seat(
+            connection.execute(_JUDGE_ONE, {"p_task": task, "p_rater": rater}).one_or_none(),
+            rater,
+        )
         if row.kind != JUDGE:
             raise TaskRefused("this task asks for a reply, not a judgment")
+        passed: bool | None = None
         if row.check:
             wanted = row.expected or ""
-            row.passed = choice == wanted if row.check == ATTENTION else side == wanted
+            passed = choice == wanted if row.check == ATTENTION else side == wanted
         else:
-            if session.scalar(_OWN_PAIR, {"p_target": row.target, "p_rater": rater}):
+            if row.own:
                 raise TaskRefused(OWN_REPLY)
-            pair = session.get(PairRow, row.target)
-            assert pair is not None  # a judge seat is made for a stored pair
-            shown = Presentation(pair.a_id, pair.b_id, Order(row.shown))
-            add_if_missing(session, JudgeRow, name=rater, source=JudgeSource.HUMAN,
-                           family="human", spec={})  # fmt: skip
-            session.add(
-                JudgmentRow(
-                    id=judgment_id(row.target, rater, shown.order), pair_id=row.target,
-                    judge=rater, order=shown.order, status=Status.OK, winner=shown.to_pair(side),
-                    strength=strength, axes={},
-                    rationale=rationale, raw=json.dumps({"choice": choice,
-                                                         "checklist": checklist or []}),
-                    refused=[], created_at=now_iso(),
-                )
+            shown = Presentation(row.a_id, row.b_id, Order(row.shown))
+            if not row.known:
+                add_if_missing(connection, JudgeRow, name=rater, source=JudgeSource.HUMAN,
+                               family="human", spec={})  # fmt: skip
+            connection.execute(
+                _INSERT_JUDGMENT,
+                {
+                    "id": judgment_id(row.target, rater, shown.order), "pair_id": row.target,
+                    "judge": rater, "order": shown.order, "status": Status.OK,
+                    "winner": shown.to_pair(side), "strength": strength, "axes": {},
+                    "rationale": rationale,
+                    "raw": json.dumps({"choice": choice, "checklist": checklist or []}),
+                    "refused": [], "created_at": now_iso(),
+                },
             )  # fmt: skip
-        _finish(session, row, rater, now)
-        if look_again(session, rater, row.check == ATTENTION and row.passed is False):
-            exclude_if_flagged(session, rater, spec or PeopleSpec())
+        _finish(connection, task, rater, now, passed=passed)
+        failed = row.check == ATTENTION and passed is False
+        if looks_again(int(row.judged) + 1, failed):
+            with Session(bind=connection) as session:
+                exclude_if_flagged(session, rater, spec or PeopleSpec())
+                session.flush()
 
 
 def submit_labels(
@@ -494,7 +530,7 @@ def submit_labels(
     unknown = [s for s in strategies if s not in taxonomy.names]
     if unknown:
         raise TaskRefused(f"unknown strategies {unknown}; pick from the list shown")
-    with _answering(store, rater, task) as session:
+    with _answering(store, rater, task) as connection, Session(bind=connection) as session:
         row = _owned(session, rater, task)
         if row.kind != LABEL:
             raise TaskRefused("this task is not a labelling task")
@@ -507,4 +543,4 @@ def submit_labels(
                 created_at=now_iso(),
             )
         )  # fmt: skip
-        _finish(session, row, rater, now)
+        _finish(session, row.id, rater, now)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
@@ -63,15 +63,11 @@ LOOK_EVERY = 5
 """Judge seats between two looks at a rater's flags as they work (and after each failed
 attention check): fewer looks flag fewer honest raters by chance, at a cost of a few verdicts."""
 
-_JUDGED = select(func.count()).where(
-    TaskRow.rater_id == bindparam("p_rater"), TaskRow.kind == JUDGE, TaskRow.done
-)
 
-
-def look_again(session: Session, rater: str, failed_attention: bool) -> bool:
-    """Whether to measure ``rater`` again after a judge seat: a failed attention check, or
-    every ``LOOK_EVERY`` judge seats submitted."""
-    return failed_attention or (session.scalar(_JUDGED, {"p_rater": rater}) or 0) % LOOK_EVERY == 0
+def looks_again(judged: int, failed_attention: bool) -> bool:
+    """Whether to measure a rater again once they have submitted ``judged`` judge seats (the
+    one just answered included): after a failed attention check, and every ``LOOK_EVERY``."""
+    return failed_attention or judged % LOOK_EVERY == 0
 
 
 def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | None:

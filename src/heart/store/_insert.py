@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -13,16 +14,21 @@ from heart.store._tables import Base
 RowT = TypeVar("RowT", bound=Base)
 
 
-def add_if_missing(session: Session, table: type[Base], **values: Any) -> None:
+def add_if_missing(session: Session | Connection, table: type[Base], **values: Any) -> None:
     """Insert a ``table`` row of ``values`` unless one with the same key is stored (or is being
     stored by another transaction, which this one then waits for)."""
-    dialect = session.get_bind().dialect.name
+    bind = session if isinstance(session, Connection) else session.get_bind()
+    dialect = bind.dialect.name
     if dialect == "postgresql":
         session.execute(postgresql.insert(table).values(**values).on_conflict_do_nothing())
     elif dialect == "sqlite":
         session.execute(sqlite.insert(table).values(**values).on_conflict_do_nothing())
-    else:  # another database: look first (a race there can still conflict)
+    elif isinstance(session, Session):  # another database: look first (a race can conflict)
         session.merge(table(**values))
+    else:
+        with Session(bind=session) as orm:
+            orm.merge(table(**values))
+            orm.flush()
 
 
 def row_for(session: Session, table: type[RowT], key: str, **values: Any) -> RowT:
