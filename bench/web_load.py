@@ -1,10 +1,11 @@
 """Web load: 200 simulated people against a real `heart serve` (uvicorn, in a subprocess), once
 over SQLite and once over PostgreSQL, then the assignment invariants checked in the store.
 
-Each person opens an invite link (an httpx client of their own keeps the cookies, like a
-browser), writes replies until none is left for them, then judges pairs until none is left: GET
-the page, read the form's task handle and CSRF token, pause as if reading, POST the answer,
-follow the 303; first each one accepts the consent page and answers the practice pair.
+Each person opens an invite link (a lean HTTP client of their own, bench/_browser.py, keeps
+the cookies and one connection, like a browser), writes replies until none is left for them,
+then judges pairs until none is left: GET the page, read the form's task handle and CSRF
+token, pause as if reading, POST the answer, follow the 303; first each one accepts the
+consent page and answers the practice pair.
 Attentive people pass the gold and attention checks; a careless few (5%, --careless) answer at
 random, and any of them whose answers earn an excluding flag (two failed attention checks, by
 default) is excluded and gets no more work, and the pairs they judged go back to the pool.
@@ -36,7 +37,6 @@ import os
 import random
 import re
 import secrets
-import ssl
 import statistics
 import subprocess
 import sys
@@ -51,7 +51,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx2
 import yaml
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
@@ -61,6 +60,7 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 sys.path.insert(0, str(ROOT))
 
+from _browser import Browser, Closed  # noqa: E402
 from tests.helpers import attentive_choice  # noqa: E402
 from tests.servers import free_port, stop  # noqa: E402
 
@@ -92,12 +92,6 @@ CARELESS = 0.05
 MODELS = ("model-a", "model-b", "model-c")
 CHOICES = ("A++", "A+", "=", "B+", "B++")
 NOTHING_LEFT = "Nothing left here"
-CLOSED_WHILE_IDLE = (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError)
-"""What a request on a kept-alive connection meets when the server has just closed it for being
-idle (uvicorn does after 5 s): the request was never read, and a browser sends it again."""
-TLS = ssl.create_default_context()
-"""One TLS context for every client: each would load the CA store (some 40 ms of CPU, stalling
-every other person's requests) for a plain-HTTP server on 127.0.0.1 that never uses it."""
 WORK_ROUTES = ("/write", "/judge")
 """The routes whose answers are work the store keeps (consent and practice are not)."""
 FIELD = re.compile(r'name="(task|csrf)" value="([^"]*)"')
@@ -281,10 +275,8 @@ async def act(
     person: Person, base: str, run: Run, max_requests: int, think: float, rng: random.Random
 ) -> None:
     """One person's visit: the invite link, then writing, then judging, until nothing is left."""
-    async with httpx2.AsyncClient(
-        base_url=base, follow_redirects=False, timeout=60.0, verify=TLS,
-        limits=httpx2.Limits(max_connections=1),
-    ) as client:  # fmt: skip
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    async with Browser(host, int(port)) as client:
 
         async def call(method: str, path: str, route: str, **form: str | list[str]) -> str:
             if person.requests >= max_requests:
@@ -296,17 +288,17 @@ async def act(
                     if method == "GET":
                         response = await client.get(path)
                     else:
-                        response = await client.post(path, data=form)
+                        response = await client.post(path, form)
                     break
-                except CLOSED_WHILE_IDLE:
+                except Closed:
                     if attempt == 2:
                         raise
                     run.resent += 1  # as a browser does: once more, on a new connection
             run.latencies.setdefault(f"{method} {route}", []).append(
                 (time.perf_counter() - start) * 1000
             )
-            run.statuses[f"{method} {route} {response.status_code}"] += 1
-            if method == "POST" and response.status_code == 303 and route in WORK_ROUTES:
+            run.statuses[f"{method} {route} {response.status}"] += 1
+            if method == "POST" and response.status == 303 and route in WORK_ROUTES:
                 person.submitted[route.strip("/")] += 1
             return response.text
 
@@ -358,7 +350,7 @@ async def crowd(people: list[Person], base: str, run: Run, args: argparse.Namesp
             await act(person, base, run, args.max_requests, args.think, random.Random(seed))
         except Capped:
             run.errors.append(f"{person.rater}: reached {args.max_requests} requests")
-        except httpx2.HTTPError as exc:
+        except (Closed, OSError) as exc:
             run.errors.append(f"{person.rater}: {type(exc).__name__}: {exc}")
 
     tasks = [asyncio.create_task(one(p, s)) for p, s in zip(people, seeds, strict=True)]
