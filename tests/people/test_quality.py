@@ -249,6 +249,8 @@ def test_one_failed_attention_check_does_not_exclude_and_two_do(store: Store) ->
             q.decision_reason,
             q.measures,
         )
+        # without the others' verdicts (the finish page): the same decision
+        assert rater_decision(store, q.rater, PeopleSpec(), agreement=False)[0] == q.decision
 
 
 def test_failed_gold_pairs_are_not_attention_failures(store: Store) -> None:

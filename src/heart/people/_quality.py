@@ -84,13 +84,17 @@ def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | 
     return reason
 
 
-def rater_decision(store: Store, rater: str, spec: PeopleSpec) -> tuple[str, str, RaterMeasures]:
+def rater_decision(
+    store: Store, rater: str, spec: PeopleSpec, *, agreement: bool = True
+) -> tuple[str, str, RaterMeasures]:
     """What to do about ``rater`` (approve, return or keep out) and why, with their measures:
-    what `review_quality` decides for them, read for this one rater and storing nothing."""
+    what `review_quality` decides for them, read for this one rater and storing nothing.
+    Without ``agreement`` the other raters' verdicts are not read (nor the agreement flag
+    raised): enough to tell whether to ask for a return, which rests on attention checks."""
     with store.session() as session:
         person = session.get(RaterRow, rater)
         stored = person.excluded_reason if person is not None else None
-        measures = measure_raters(session, RATER_LEVEL, [rater])[rater]
+        measures = measure_raters(session, RATER_LEVEL, [rater], agreement=agreement)[rater]
     flags = rater_flags(measures, spec)
     decision, why = decide(measures, flags, stored or exclusion_reason(flags, spec))
     return decision, why, measures

@@ -159,7 +159,8 @@ def _nothing_left(
 def _failed_checks(state: WebState, rater: str) -> str | None:
     """What the finish page tells a rater whose attention checks mean they may be asked to
     return the submission (by Prolific's rules), or None for everyone else."""
-    decision, _, m = rater_decision(state.study.store, rater, state.study.config.people)
+    people = state.study.config.people
+    decision, _, m = rater_decision(state.study.store, rater, people, agreement=False)
     if decision != RETURN:
         return None
     return (
