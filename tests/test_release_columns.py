@@ -1,21 +1,23 @@
 """A bundle's chunk of rows is checked a column at a time, and row by row only to name a problem:
 the column checks pass only what the row checks take, a problem is named as a row-by-row reading
 names it, and SQLite's own look at each reference, left to the import's check while it runs, is
-back once it is done."""
+back once it is done, as is Python's cycle collector."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import inspect, text
+from sqlalchemy.orm import Session
 
 from heart.errors import ImportRefused
 from heart.import_checks import MAX_INT, check_row, checked_columns
 from heart.release import import_bundle
-from heart.release._rows import REFERENCES, TABLES
+from heart.release._rows import REFERENCES, TABLES, ImportSummary, store_rows
 from heart.store import JudgmentRow, RationaleCodeRow, Store, open_store
 
 from .rows import refused_bundle
@@ -154,3 +156,29 @@ def test_a_line_the_parser_reads_alone_and_one_it_does_not_give_the_same_rows(
     _sign(bundle)
     spaced_read = import_bundle(open_store(f"sqlite:///{tmp_path / 'b.db'}"), bundle)
     assert spaced_read.added == as_read.added and as_read.added["completions.jsonl"] == 3
+
+
+def test_the_cycle_collector_rests_while_an_import_runs_and_only_then(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'study.db'}")
+    running: list[bool] = []
+
+    def write(session: Session) -> ImportSummary:
+        running.append(gc.isenabled())
+        return ImportSummary({}, {})
+
+    def refuse(session: Session) -> ImportSummary:
+        running.append(gc.isenabled())
+        raise ImportRefused("refused")
+
+    assert gc.isenabled()
+    store_rows(store, tmp_path, write)
+    assert gc.isenabled()
+    with pytest.raises(ImportRefused):
+        store_rows(store, tmp_path, refuse)
+    assert gc.isenabled() and running == [False, False]
+    gc.disable()  # a program that runs without it keeps it off
+    try:
+        store_rows(store, tmp_path, write)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
