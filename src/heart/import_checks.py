@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, get_args, get_origin, get_type_hints
 
@@ -266,6 +266,20 @@ def plain_json(text: str) -> bool:
     )
 
 
+def plain_lines(lines: Iterable[tuple[int, str]]) -> set[int]:
+    """The numbers of the lines whose text ``plain_json`` finds plain, given (number, text):
+    all of them looked at together first, each alone only when that finds something."""
+    lines = list(lines)
+    text = "\n".join(line for _, line in lines)  # a line feed is neither refused nor escaped
+    if (
+        "\\" not in text or _ESCAPES.search(text) is None
+    ) and (  # of the ASCII characters the policy refuses, JSON text holds only DEL unescaped
+        ("\x7f" not in text and text.isascii()) or REFUSED.search(text) is None
+    ):
+        return {n for n, line in lines if line.count("{") + line.count("[") <= MAX_DEPTH}
+    return {n for n, line in lines if plain_json(line)}
+
+
 def _quick_check(
     table: str, key: str, column: Column[Any], json_type: type | None, plain: bool
 ) -> Quick:
@@ -325,6 +339,89 @@ def _checks(model: type[Base], plain: bool) -> list[tuple[str, Quick, Column[Any
         (key, _quick_check(table, key, column, json_type, plain), column, json_type)
         for key, column, json_type in _columns(model)
     ]
+
+
+ColumnTest = Callable[[Sequence[Any]], bool]
+
+_NONE = type(None)
+
+
+def _column_test(table: str, key: str, column: Column[Any], json_type: type | None) -> ColumnTest:
+    """A test that passes a column of values read from plain text (``plain_json``) only when
+    ``column`` surely takes every one of them (as ``_quick_check`` does a value at a time, but
+    over the whole column at once); a column it does not pass is checked a row at a time."""
+    nullable, kind = bool(column.nullable), column.type
+    empty: frozenset[type] = frozenset({_NONE}) if nullable else frozenset()
+
+    def typed(values: Sequence[Any], *types: type) -> bool:
+        return set(map(type, values)) <= empty | set(types)
+
+    def given(values: Sequence[Any]) -> list[Any]:
+        return [v for v in values if v is not None] if nullable else list(values)
+
+    shape = SHAPES.get((table, key))
+    if shape is not None:
+        if json_type is None:
+            return lambda values: False
+        held = json_type
+        return lambda values: all(type(v) is held and shape(v) is None for v in values)
+    words = VOCABULARY.get((table, key))
+    if words is not None:
+        allowed = frozenset(str(word) for word in words) | ({None} if nullable else set())
+        return lambda values: typed(values, str) and set(values) <= allowed
+    if (table, key) == ("judgments", "strength"):
+        strengths = frozenset(STRENGTHS) | ({None} if nullable else set())
+        return lambda values: typed(values, int) and set(values) <= strengths
+    if isinstance(kind, String):
+        most = kind.length if kind.length is not None else sys.maxsize
+        return lambda values: typed(values, str) and max(map(len, given(values)), default=0) <= most
+    if isinstance(kind, Boolean):
+        return lambda values: typed(values, bool)
+    if isinstance(kind, Integer):
+
+        def whole(values: Sequence[Any]) -> bool:
+            numbers = given(values)
+            return typed(values, int) and (
+                not numbers or (min(numbers) >= -MAX_INT and max(numbers) <= MAX_INT)
+            )
+
+        return whole
+    if isinstance(kind, Float):
+        return lambda values: typed(values, float, int)
+    if json_type is not None:
+        held_type = json_type
+        return lambda values: typed(values, held_type)
+    return lambda values: False
+
+
+@cache
+def _column_tests(model: type[Base]) -> dict[str, ColumnTest]:
+    table = str(model.__tablename__)
+    return {
+        key: _column_test(table, key, column, json_type)
+        for key, column, json_type in _columns(model)
+    }
+
+
+def checked_columns(
+    model: type[Base], columns: Mapping[str, Sequence[Any]], *, plain: bool
+) -> bool:
+    """Whether every row of a chunk, given column by column, surely passes ``check_row`` (with
+    ``plain``: every row read from plain text), judged a column at a time. False says only that
+    the chunk must be checked a row at a time, which names the problem, if there is one."""
+    if not plain:
+        return False
+    tests = _column_tests(model)
+    if not all(tests[key](values) for key, values in columns.items()):
+        return False
+    table = str(model.__tablename__)
+    if table == "judgments":
+        given = zip(columns["status"], columns["winner"], strict=True)
+        return not any(status == Status.OK and winner is None for status, winner in given)
+    if table == "completions":
+        given = zip(columns["status"], columns["text"], strict=True)
+        return all(status != Status.OK or text.strip() for status, text in given)
+    return True
 
 
 def check_row(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import codecs
 import copy
 import hashlib
+import itertools
 import json
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,9 @@ from heart.errors import ConfigError, ImportRefused
 from heart.import_checks import (
     KeyTwice,
     check_row,
+    checked_columns,
     describe,
-    plain_json,
+    plain_lines,
     unique_keys,
 )
 from heart.provenance import (
@@ -35,13 +38,14 @@ from heart.release._rows import (
     BUNDLE_FIX,
     TABLES,
     ImportSummary,
+    LinesRead,
     Row,
     RowWriter,
     carried_columns,
     decode_file,
     file_bytes,
     key_columns,
-    parse_line,
+    read_lines,
     store_rows,
 )
 from heart.store import (
@@ -217,28 +221,52 @@ def _refuse_unlisted(bundle: Path, listed: Iterable[str]) -> None:
 
 
 def _check_rows(
-    path: Path, model: type[Base], rows: list[Row], version: int, plain: Container[int] = ()
+    path: Path,
+    model: type[Base],
+    rows: list[Row],
+    version: int,
+    plain: Container[int] = (),
+    read: LinesRead | None = None,
 ) -> None:
     """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
     bundle's version has is required: only a row of an older version may leave out a column the
     store gained since (COLUMNS_SINCE), and it means what such a row meant. ``plain``: the lines
-    whose text ``plain_json`` found plain."""
-    expected = set(carried_columns(model))
+    whose text ``plain_json`` found plain. ``read``: how the lines were read, their keys checked
+    here for the whole chunk at once (``LinesRead.check_keys``).
+
+    The chunk is looked at column by column first; only a chunk with a value that this does not
+    pass is checked row by row, which names the problem."""
+    if not rows:
+        return
+    expected = carried_columns(model)
     older = {
         column: value
         for (name, column), (since, value) in COLUMNS_SINCE.items()
         if name == path.name and version < since
     }
     at = f"{path} line"
-    for number, record in rows:
+    for _, record in rows if older else ():
         for column, value in older.items():
             record.setdefault(column, copy.deepcopy(value))
-        if record.keys() != expected:
-            unknown, missing = set(record) - expected, expected - set(record)
-            raise ImportRefused(
-                f"{at} {number}: columns do not match the store "
-                f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
-            )
+    records = [record for _, record in rows]
+    if any(set(names) != set(expected) for names in {tuple(record) for record in records}):
+        if read is not None:
+            read.refuse_keys_twice()  # as a reading a row at a time would have, first
+        for number, record in rows:
+            if record.keys() != set(expected):
+                unknown, missing = set(record) - set(expected), set(expected) - set(record)
+                raise ImportRefused(
+                    f"{at} {number}: columns do not match the store "
+                    f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
+                )
+    values = zip(*map(itemgetter(*expected), records), strict=True)
+    columns = dict(zip(expected, values, strict=True))
+    if read is not None:
+        read.check_keys(columns)
+    everywhere = isinstance(plain, set) and len(plain) == len(rows)
+    if checked_columns(model, columns, plain=everywhere):
+        return
+    for number, record in rows:
         check_row(model, record, f"{at} {number}", BUNDLE_FIX, plain=number in plain)
 
 
@@ -299,38 +327,51 @@ def _check_file(path: Path, digest: str) -> None:
 
 
 CHUNK = 10_000
-"""Rows of a bundle's table read, checked and stored at a time."""
+"""Lines of a bundle's table read, checked and stored at a time."""
 
 
-def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterator[list[Row]]:
-    """The rows of a bundle's table file, CHUNK at a time, each parsed and checked
-    (``_check_rows``). The file was checked before (``_check_file``); one that changed since is
-    refused."""
+def _lines(path: Path, digest: str) -> Iterator[list[str]]:
+    """The lines of a bundle's table file, READ_BLOCK bytes read (and hashed) at a time. The
+    file was checked before (``_check_file``); one that changed since is refused."""
     altered = ImportRefused(f"{path}: changed while it was imported; the bundle was altered")
-    sha, rows, plain = hashlib.sha256(), [], set()
+    sha, rest, encoding = hashlib.sha256(), b"", "utf-8-sig"
     try:
         with path.open("rb") as file:
-            for number, data in enumerate(file, 1):
-                sha.update(data)
-                try:
-                    line = data.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError:
-                    raise altered from None
-                record = parse_line(path, number, line)
-                if record is not None:
-                    rows.append((number, record))
-                    if plain_json(line):
-                        plain.add(number)
-                if len(rows) == CHUNK:
-                    _check_rows(path, model, rows, version, plain)
-                    yield rows
-                    rows, plain = [], set()
+            while block := file.read(READ_BLOCK):
+                sha.update(block)
+                data = rest + block
+                end = data.rfind(b"\n") + 1
+                data, rest = data[:end], data[end:]
+                if data:
+                    try:
+                        yield data.decode(encoding).split("\n")[:-1]
+                    except UnicodeDecodeError:
+                        raise altered from None
+                    encoding = "utf-8"
     except OSError as exc:
         raise ImportRefused(f"{path}: cannot be read ({exc.strerror}); check the path") from None
     if sha.hexdigest() != digest:
         raise altered
-    _check_rows(path, model, rows, version, plain)
-    yield rows
+    if rest:
+        try:
+            yield [rest.decode(encoding)]
+        except UnicodeDecodeError:
+            raise altered from None
+
+
+def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterator[list[Row]]:
+    """The rows of a bundle's table file, CHUNK lines at a time, each parsed and checked
+    (``_check_rows``)."""
+    waiting: list[str] = []
+    first = 1
+    for lines in itertools.chain(_lines(path, digest), [[]]):
+        waiting += lines
+        while len(waiting) >= CHUNK or (waiting and not lines):
+            chunk, waiting = waiting[:CHUNK], waiting[CHUNK:]
+            rows, read = read_lines(path, chunk, first)
+            first += len(chunk)
+            _check_rows(path, model, rows, version, plain_lines(read.lines), read)
+            yield rows
 
 
 def read_bundle(bundle: Path) -> Bundle:

@@ -3,6 +3,7 @@ nothing: the tables a bundle carries, what an import added, and the store's own 
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import re
@@ -10,10 +11,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, UniqueConstraint, insert, inspect, select, tuple_
+from sqlalchemy import JSON, Connection, UniqueConstraint, insert, inspect, select, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -195,6 +197,67 @@ def parse_line(path: Path, number: int, line: str) -> dict[str, Any] | None:
     return value
 
 
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""The JSON parser itself, without json.loads' work around it: one value from a position."""
+
+
+@dataclass
+class LinesRead:
+    """A chunk's lines of rows, read with the keys of each line not yet checked for one given
+    twice: that is done for the whole chunk at once (``check_keys``)."""
+
+    path: Path
+    lines: list[tuple[int, str]]  # (number, text) of each line that gave a row
+    keys: int  # the keys of those rows, nested ones not counted
+
+    def check_keys(self, columns: Mapping[str, Iterable[Any]]) -> None:
+        """Refuse a key given twice in a line, ``columns`` holding the chunk's values column
+        by column. Each key of a line ends in '":' when none is spaced from its colon, so no
+        line gives a key twice when the chunk holds no more of those than keys read (as in
+        ``parse_line``, a line at a time)."""
+        text = "\n".join(line for _, line in self.lines)
+        if _SPACED_KEY.search(text) is None:
+            nested = 0
+            for values in columns.values():
+                values = list(values)
+                if {dict, list} & set(map(type, values)):
+                    nested += _keys(values)
+            if text.count('":') == self.keys + nested:
+                return
+        self.refuse_keys_twice()
+
+    def refuse_keys_twice(self) -> None:
+        """Read each line again, a line at a time, refusing the first that gives a key
+        twice."""
+        for number, line in self.lines:
+            parse_line(self.path, number, line)
+
+
+def read_lines(path: Path, lines: list[str], first: int) -> tuple[list[Row], LinesRead]:
+    """The rows of ``lines`` (the first of them line ``first``), each at the JSON parser's own
+    speed when it is one object alone on its line, else by ``parse_line``; blank lines give
+    none. Keys given twice are refused once the chunk's columns are known
+    (``LinesRead.check_keys``)."""
+    rows: list[Row] = []
+    read: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, first):
+        try:
+            value, end = _scan(line, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end != len(line) or type(value) is not dict:
+            try:
+                value = parse_line(path, number, line)
+            except ImportRefused:
+                LinesRead(path, read, 0).refuse_keys_twice()  # an earlier line's problem first
+                raise
+            if value is None:
+                continue
+        rows.append((number, value))
+        read.append((number, line))
+    return rows, LinesRead(path, read, sum(len(record) for _, record in rows))
+
+
 def parse_jsonl(path: Path, text: str) -> list[Row]:
     """One JSON object per line; blank lines are skipped."""
     rows = []
@@ -242,17 +305,24 @@ def _unique_columns(model: type[Base]) -> list[tuple[str, ...]]:
     return sorted(s for s in sets if not private & set(s))
 
 
-def _unique_owners(
-    connection: Connection, model: type[Base]
-) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    """The key of the stored row that holds each value of each unique set of columns, keyed by
-    (columns, *values)."""
+Owners = dict[tuple[str, ...], dict[tuple[Any, ...], tuple[Any, ...]]]
+"""For each unique set of columns, the key of the row that holds each of its values."""
+
+
+def _unique_owners(connection: Connection, model: type[Base]) -> Owners:
+    """The key of the stored row that holds each value of each unique set of columns."""
     table, keys = model.__table__, key_columns(model)
-    owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    owners: Owners = {}
     for unique in _unique_columns(model):
+        held = owners[unique] = {}
         for values in connection.execute(select(*(table.c[c] for c in (*keys, *unique)))):
-            owners[(unique, *values[len(keys) :])] = tuple(values[: len(keys)])
+            held[tuple(values[len(keys) :])] = tuple(values[: len(keys)])
     return owners
+
+
+def _column_tuples(records: list[dict[str, Any]], columns: Iterable[str]) -> list[tuple[Any, ...]]:
+    """The values of ``columns`` in each record, as a tuple a record (taken at C's speed)."""
+    return list(zip(*(map(itemgetter(c), records) for c in columns), strict=True))
 
 
 LOOKUP = 500
@@ -294,7 +364,7 @@ class _TableAdd:
         self.model = dict(TABLES)[name]
         self.keys, self.uniques = key_columns(self.model), _unique_columns(self.model)
         self.held: set[tuple[Any, ...]] | None = None  # keys stored before the import, once read
-        self.owners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.owners: Owners = {}
         self.seen: dict[tuple[Any, ...], int] = {}  # key -> the line that first gave it
         self.added = self.unchanged = self.repeated = 0
 
@@ -304,8 +374,14 @@ class _TableAdd:
             self.held = {
                 tuple(r) for r in self.connection.execute(select(*(table.c[k] for k in self.keys)))
             }
-            self.owners = _unique_owners(self.connection, self.model) if self.uniques else {}
-        keys = [tuple(record[k] for k in self.keys) for _, record in rows]
+            self.owners = _unique_owners(self.connection, self.model)
+        records = [record for _, record in rows]
+        keys = _column_tuples(records, self.keys)
+        if self._all_new(records, keys):
+            self.seen.update(zip(keys, (number for number, _ in rows), strict=True))
+            self._insert(records)
+            self.added += len(records)
+            return
         # rows stored before, and the first of a key an earlier chunk gave (stored by now)
         wanted = {k for k in keys if k in self.held or k in self.seen}
         found = _rows_by_key(self.connection, self.model, list(wanted)) if wanted else {}
@@ -336,7 +412,7 @@ class _TableAdd:
                 self.unchanged += 1
                 continue
             for unique in self.uniques:
-                owner = self.owners.setdefault((unique, *(record[c] for c in unique)), key)
+                owner = self.owners[unique].setdefault(tuple(record[c] for c in unique), key)
                 if owner != key:
                     raise ImportRefused(
                         f"{self.where(self.name, number)}: the row with key {list(owner)} has the "
@@ -345,6 +421,27 @@ class _TableAdd:
             new.append(record)
         self._insert(new)
         self.added += len(new)
+
+    def _all_new(self, records: list[dict[str, Any]], keys: list[tuple[Any, ...]]) -> bool:
+        """Whether every row of a chunk is new: its key neither stored, nor given before, nor
+        twice in the chunk, and its unique columns' values held by no other row. Then their
+        unique values are kept as theirs, and the chunk needs no look a row at a time."""
+        distinct = set(keys)
+        if (
+            len(distinct) != len(keys)
+            or not self.held.isdisjoint(distinct)  # type: ignore[union-attr]
+            or not self.seen.keys().isdisjoint(distinct)
+        ):
+            return False
+        claims = []
+        for unique in self.uniques:
+            values = _column_tuples(records, unique)
+            if len(set(values)) != len(values) or not self.owners[unique].keys().isdisjoint(values):
+                return False
+            claims.append((unique, values))
+        for unique, values in claims:
+            self.owners[unique].update(zip(values, keys, strict=True))
+        return True
 
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
@@ -357,6 +454,19 @@ class _TableAdd:
             batch.append(record)
         if batch:
             insert_rows(self.connection, self.model, batch)
+
+
+def _empty_json(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` for a JSON column, giving an empty list or object its text at once (most
+    rows hold one), as ``convert`` writes it."""
+    empty = {"[]": convert([]), "{}": convert({})}
+
+    def quick(value: Any) -> Any:
+        if not value and (type(value) is list or type(value) is dict):
+            return empty["[]" if type(value) is list else "{}"]
+        return convert(value)
+
+    return quick
 
 
 def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
@@ -372,18 +482,16 @@ def insert_rows(connection: Connection, model: type[Base], records: list[dict[st
         connection.execute(statement, records)
         return
     types = [table.c[key].type.dialect_impl(dialect) for key in order]
-    converters = [
-        (at, convert)
-        for at, kind in enumerate(types)
-        if (convert := kind.bind_processor(dialect)) is not None
-    ]
-    rows: list[Any] = []
-    for record in records:  # left as they are: a rerun of the import reads them again
-        row = [record[key] for key in order]
-        for at, convert in converters:
-            row[at] = convert(row[at])
-        rows.append(tuple(row))
-    connection.exec_driver_sql(compiled.string, rows)
+    converters: list[tuple[int, Callable[[Any], Any]]] = []
+    for at, kind in enumerate(types):
+        process = kind.bind_processor(dialect)
+        if process is not None:
+            converters.append((at, _empty_json(process) if isinstance(kind, JSON) else process))
+    # records are left as they are: a rerun of the import reads them again
+    columns: list[Iterable[Any]] = [map(itemgetter(key), records) for key in order]
+    for at, convert in converters:
+        columns[at] = map(convert, columns[at])
+    connection.exec_driver_sql(compiled.string, list(zip(*columns, strict=True)))
 
 
 OWN_WORK = ("judgments.jsonl", "strategy_labels.jsonl")
@@ -442,6 +550,8 @@ class RowWriter:
         known = self._known.get(target)
         if known is None:  # the referenced table is added already: the store holds all its keys
             known = self._known[target] = existing_keys(self.session, *target)
+        if known.issuperset(map(itemgetter(column), (record for _, record in rows))):
+            return
         for number, record in rows:
             if record[column] not in known:
                 what = target[0].removesuffix(".jsonl").rstrip("s")
@@ -484,6 +594,9 @@ class RowWriter:
             )
             self._writer = {cid: who for cid, who in self.connection.execute(written)}
         writer, names = self._writer, self.names
+        people = "rater_id" if name == "strategy_labels.jsonl" else "judge"
+        if not set(writer.values()) & set(map(itemgetter(people), (r for _, r in rows))):
+            return  # nobody in the chunk wrote a reply
         if name == "strategy_labels.jsonl":
             for number, r in rows:
                 if writer.get(r["completion_id"]) == r["rater_id"]:
@@ -538,18 +651,46 @@ import's tables stay in memory instead of being read and written back page by pa
 
 
 @contextmanager
-def _import_cache(connection: Connection) -> Iterator[None]:
-    """A larger SQLite page cache for the import's connection, then its own again (the
-    transaction, and what it commits, are the same either way)."""
-    if connection.dialect.name != "sqlite":
-        yield
-        return
-    before = connection.exec_driver_sql("PRAGMA cache_size").scalar()
-    connection.exec_driver_sql(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
+def _import_session(store: Store) -> Iterator[Session]:
+    """A session for one import's transaction, committed on success and rolled back on any
+    error. On SQLite its connection gets a larger page cache, and leaves the references to the
+    import (which checks each against the store before it inserts a row: RowWriter) instead of
+    looking each up again; both are the connection's own again once the transaction ends."""
+    with store.engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        before: tuple[Any, ...] = ()
+        if sqlite:  # outside any transaction: SQLite ignores foreign_keys inside one
+            before = tuple(
+                connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+                for name in ("cache_size", "foreign_keys")
+            )
+            connection.exec_driver_sql(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+        try:
+            with store.sessions(bind=connection) as session, session.begin():
+                yield session
+        finally:
+            if sqlite:
+                connection.rollback()  # nothing open: the session committed or rolled back
+                cache, keys = before
+                connection.exec_driver_sql(f"PRAGMA cache_size={int(cache or 0)}")
+                connection.exec_driver_sql(f"PRAGMA foreign_keys={'ON' if keys else 'OFF'}")
+                connection.commit()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off while an import runs: the rows it reads, checks and
+    stores hold no cycles (counting references frees each), yet every collection of the oldest
+    generation would walk each key a large import keeps, again and again."""
+    running = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        connection.exec_driver_sql(f"PRAGMA cache_size={int(before or 0)}")
+        if running:
+            gc.enable()
 
 
 def store_rows(
@@ -562,7 +703,7 @@ def store_rows(
     store locked too long, is reported in one line naming ``source``; nothing is imported."""
     for attempt in range(1, RACE_ATTEMPTS + 1):
         try:
-            with store.session() as session, _import_cache(session.connection()):
+            with _import_session(store) as session, _collector_paused():
                 return write(session)
         except IntegrityError as exc:
             problem = _first_line(exc)

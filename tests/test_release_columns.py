@@ -1,0 +1,184 @@
+"""A bundle's chunk of rows is checked a column at a time, and row by row only to name a problem:
+the column checks pass only what the row checks take, a problem is named as a row-by-row reading
+names it, and SQLite's own look at each reference, left to the import's check while it runs, is
+back once it is done, as is Python's cycle collector."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.orm import Session
+
+from heart.errors import ImportRefused
+from heart.import_checks import MAX_INT, check_row, checked_columns
+from heart.release import import_bundle
+from heart.release._rows import REFERENCES, TABLES, ImportSummary, store_rows
+from heart.store import JudgmentRow, RationaleCodeRow, Store, open_store
+
+from .rows import refused_bundle
+from .test_release_bundles import _sign
+from .test_release_streaming import _bundle
+
+
+def test_every_foreign_key_is_a_reference_the_import_checks() -> None:
+    files = {model.__tablename__: name for name, model in TABLES}
+    for name, model in TABLES:
+        for key in model.__table__.foreign_keys:
+            column = str(key.parent.key)
+            target = (files[key.column.table.name], str(key.column.key))
+            assert REFERENCES.get((name, column)) == target, (name, column)
+
+
+def _pragmas(store: Store) -> tuple[int, int]:
+    with store.engine.connect() as connection:
+        keys = connection.execute(text("PRAGMA foreign_keys")).scalar()
+        cache = connection.execute(text("PRAGMA cache_size")).scalar()
+    return int(keys or 0), int(cache or 0)
+
+
+def test_sqlite_looks_up_references_again_once_an_import_is_done(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path, items=2)
+    store = open_store(f"sqlite:///{tmp_path / 'copy.db'}")
+    before = _pragmas(store)
+    assert before[0] == 1
+    assert import_bundle(store, bundle).added["judgments.jsonl"] == 12
+    assert _pragmas(store) == before
+    # a refused import gives the connection back as it was too
+    path = bundle / "rationale_codes.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace('"side":"a"', '"side":"c"'))
+    _sign(bundle)
+    with pytest.raises(ImportRefused, match=r"differs in \['side'\]"):
+        import_bundle(store, bundle)
+    assert _pragmas(store) == before
+
+
+JUDGMENT: dict[str, Any] = {
+    "id": "p0-m1-m2-j1", "pair_id": "p0-m1-m2", "judge": "j1", "order": "ab", "status": "ok",
+    "winner": "a", "strength": 2, "axes": {"H": {"winner": "a", "strength": 3}},
+    "rationale": "Reply A is warmer.", "raw": None, "refused": [], "error": None,
+    "prompt_hash": None, "call_hash": None, "latency_ms": 12.5, "tokens_in": 10,
+    "tokens_out": None, "cost_usd": 0, "cached_tokens_in": None, "list_cost_usd": None,
+    "created_at": "x",
+}  # fmt: skip
+
+
+def _columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    return {key: [record[key] for record in records] for key in records[0]}
+
+
+def test_a_chunk_of_good_rows_passes_column_by_column() -> None:
+    other = {**JUDGMENT, "id": "p1", "winner": None, "status": "failed", "strength": None}
+    assert checked_columns(JudgmentRow, _columns([JUDGMENT, other]), plain=True)
+    assert not checked_columns(JudgmentRow, _columns([JUDGMENT, other]), plain=False)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("strength", True),  # equal to 1, but not a whole number
+        ("strength", 6),
+        ("strength", 2.0),
+        ("tokens_in", MAX_INT + 1),
+        ("tokens_in", -MAX_INT - 1),
+        ("tokens_in", False),
+        ("latency_ms", "12"),
+        ("winner", "c"),
+        ("winner", None),  # an ok verdict names its winner
+        ("order", None),
+        ("judge", "j" * 81),
+        ("judge", 1),
+        ("axes", {"H": {"winner": "a"}}),
+        ("axes", []),
+        ("refused", {}),
+        ("rationale", None),
+        ("raw", ["a"]),
+    ],
+)
+def test_a_column_passes_only_what_the_row_check_takes(column: str, value: Any) -> None:
+    bad = {**JUDGMENT, "id": "p1", column: value}
+    assert not checked_columns(JudgmentRow, _columns([JUDGMENT, bad]), plain=True)
+    check_row(JudgmentRow, JUDGMENT, "line 1", "fix it", plain=True)
+    with pytest.raises(ImportRefused, match=f"^line 2: '{column}' "):
+        check_row(JudgmentRow, bad, "line 2", "fix it", plain=True)
+
+
+def test_a_boolean_column_takes_only_true_or_false() -> None:
+    code = {
+        "id": "k", "coding_id": "c", "judgment_id": "j", "coder": "rules", "codebook_hash": "h",
+        "theme": "warmth", "side": "a", "negated": False, "evidence": "warm", "span_start": None,
+        "span_end": None, "cue": "",
+    }  # fmt: skip
+    columns = [p.key for p in inspect(RationaleCodeRow).columns]
+    assert sorted(code) == sorted(columns)
+    assert checked_columns(RationaleCodeRow, _columns([code]), plain=True)
+    assert not checked_columns(RationaleCodeRow, _columns([{**code, "negated": 0}]), plain=True)
+
+
+@pytest.mark.parametrize(
+    ("second", "problem"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"id":"x"}', "columns do not match"),
+    ],
+)
+def test_a_key_given_twice_is_named_before_a_later_lines_problem(
+    tmp_path: Path, second: str, problem: str
+) -> None:
+    bundle = _bundle(tmp_path, items=1)
+    path = bundle / "completions.jsonl"
+    first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    twice = first.replace('"text":', '"text":"sneaked in","text":', 1)
+    path.write_text(twice + second + "\n" + "".join(rest), encoding="utf-8")
+    _sign(bundle)
+    assert refused_bundle(bundle, tmp_path / "refused.db") == (
+        f"{path} line 1: 'text' is given twice; keep one"
+    )
+    path.write_text(first + second + "\n" + "".join(rest), encoding="utf-8")
+    _sign(bundle)
+    assert problem in refused_bundle(bundle, tmp_path / "refused-2.db")
+    assert f"{path} line 2: " in refused_bundle(bundle, tmp_path / "refused-3.db")
+
+
+def test_a_line_the_parser_reads_alone_and_one_it_does_not_give_the_same_rows(
+    tmp_path: Path,
+) -> None:
+    bundle = _bundle(tmp_path, items=1)
+    path = bundle / "completions.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    spaced = [" " + json.dumps(json.loads(line)) + " \t" for line in lines]
+    as_read = import_bundle(open_store(f"sqlite:///{tmp_path / 'a.db'}"), bundle)
+    path.write_text("\n".join(spaced) + "\n\n", encoding="utf-8")
+    _sign(bundle)
+    spaced_read = import_bundle(open_store(f"sqlite:///{tmp_path / 'b.db'}"), bundle)
+    assert spaced_read.added == as_read.added and as_read.added["completions.jsonl"] == 3
+
+
+def test_the_cycle_collector_rests_while_an_import_runs_and_only_then(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'study.db'}")
+    running: list[bool] = []
+
+    def write(session: Session) -> ImportSummary:
+        running.append(gc.isenabled())
+        return ImportSummary({}, {})
+
+    def refuse(session: Session) -> ImportSummary:
+        running.append(gc.isenabled())
+        raise ImportRefused("refused")
+
+    assert gc.isenabled()
+    store_rows(store, tmp_path, write)
+    assert gc.isenabled()
+    with pytest.raises(ImportRefused):
+        store_rows(store, tmp_path, refuse)
+    assert gc.isenabled() and running == [False, False]
+    gc.disable()  # a program that runs without it keeps it off
+    try:
+        store_rows(store, tmp_path, write)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
