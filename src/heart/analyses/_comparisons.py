@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -73,6 +74,11 @@ class Comparisons:
 
     def __len__(self) -> int:
         return int(self.a.size)
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Each judgment's row (worked out once: studies have many)."""
+        return {judgment: row for row, judgment in enumerate(self.judgments)}
 
     def winner_loser(
         self,
