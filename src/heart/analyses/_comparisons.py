@@ -20,6 +20,7 @@ from heart.store import (
     Store,
     SystemRow,
     counted_judgment,
+    query_columns,
 )
 from heart.types import Axis, Order, Side
 
@@ -208,7 +209,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     ).join(ItemRow, ItemRow.id == PairRow.item_id)  # fmt: skip
     with store.session() as session:
         connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
-        rows = connection.execute(query).all()
+        columns = query_columns(connection, query, 6 + 2 * len(axes))
         pair_info = {r[0]: tuple(r[1:]) for r in connection.execute(pairs_query)}
         completions = {
             r.id: (r.system, len(r.text.split()))
@@ -224,11 +225,11 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
         ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
-    n, n_axes = len(rows), len(axes)
-    # one tuple per column: each is read in one pass, without a row object per cell
-    id_of, judge_of, pair_of, *numbers = list(zip(*rows, strict=True)) if rows else [()] * 16
+    n, n_axes = len(columns[0]), len(axes)
+    # one list per column: each is read in one pass, without a row object per cell
+    id_of, judge_of, pair_of, *numbers = columns
     codes = np.asarray(numbers, dtype=np.int64).reshape(len(numbers), n)
-    del rows, numbers
+    del columns, numbers
     order_ab, outcome, strength = codes[0] == 1, np.minimum(codes[1], 2), codes[2]
     axis_codes = np.ascontiguousarray(codes[3 : 3 + n_axes].T)  # (verdicts, axes)
     axis_strength = np.ascontiguousarray(codes[3 + n_axes :].T)

@@ -48,6 +48,7 @@ from heart.store import (
     RationaleCodeRow,
     RationaleCodingRow,
     Store,
+    column_parts,
     counted_judgment,
 )
 from heart.tables import SHARE_COLUMNS, Cell, CellTable, share_cells
@@ -57,7 +58,6 @@ SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
 MIN_FIT = 20  # judgments a theme needs before its link with the verdict is fitted
 WORDS_UNIT = 10.0  # lengths enter the regression per ten words
 TOP_PHRASES = 3
-PARTITION = 50_000  # rows fetched from the store at a time
 Ints = npt.NDArray[np.int64]
 
 
@@ -309,8 +309,7 @@ def load_coded(
     )  # fmt: skip
     found, ok, lengths = [], [], []
     with store.session() as session:
-        for part in session.connection().execute(query).partitions(PARTITION):
-            judgments, statuses, texts = zip(*part, strict=True)
+        for judgments, statuses, texts in column_parts(session.connection(), query):
             found.append(_rows(comparisons, judgments))
             ok.append(np.fromiter(map(Status.OK.__eq__, statuses), bool))
             lengths.append(np.fromiter(map(len, map(str.split, texts)), np.int64))
@@ -375,9 +374,9 @@ def code_records(
 
     parts: list[tuple[Ints, ...]] = []
     with store.session() as session:
-        for part in session.connection().execute(query).partitions(PARTITION):
-            read = list(zip(*part, strict=True))  # coder, judgment, theme, side, negated,
-            parts.append((  # evidence, cue, span start
+        # coder, judgment, theme, side, negated, evidence, cue, span start
+        for read in column_parts(session.connection(), query):
+            parts.append((
                 held(read[0]), _rows(comparisons, read[1]),
                 held(read[2]), held(read[3]), np.fromiter(map(bool, read[4]), bool),
                 held(read[5]), held(read[6]), np.asarray(read[7], dtype=np.float64),
