@@ -11,9 +11,7 @@ def test_every_kind_of_cell_column_by_column() -> None:
         ["c", 12345678901234567890, float("nan"), False, 2.5, 7],
     ]
     assert csv_text(["w", "n", "f", "flag", "maybe", "mixed"], rows) == (
-        "w,n,f,flag,maybe,mixed\n"
-        '"a, b",3,0.1,true,,x\n'
-        "c,12345678901234567890,,false,2.5,7\n"
+        'w,n,f,flag,maybe,mixed\n"a, b",3,0.1,true,,x\nc,12345678901234567890,,false,2.5,7\n'
     )
 
 
