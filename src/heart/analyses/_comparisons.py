@@ -170,10 +170,11 @@ NOT_GIVEN = 3  # the code of an axis the verdict did not judge
 
 
 def _side_code(side: SQLColumnExpression[str | None]) -> ColumnElement[int]:
-    """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none."""
+    """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none.
+    (A simple CASE: the side, say read out of the JSON, is worked out once for a or b.)"""
     return case(
-        (side == Side.A.value, AXIS_CODES[Side.A]), (side == Side.B.value, AXIS_CODES[Side.B]),
-        (side.is_(None), NOT_GIVEN), else_=AXIS_CODES[Side.TIE],
+        {Side.A.value: AXIS_CODES[Side.A], Side.B.value: AXIS_CODES[Side.B]}, value=side,
+        else_=case((side.is_(None), NOT_GIVEN), else_=AXIS_CODES[Side.TIE]),
     )  # fmt: skip
 
 

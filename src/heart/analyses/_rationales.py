@@ -51,7 +51,7 @@ from heart.store import (
     column_parts,
     counted_judgment,
 )
-from heart.tables import SHARE_COLUMNS, Cell, CellTable, share_cells
+from heart.tables import SHARE_COLUMNS, Cell, CellTable, ColumnRows, share_cells
 from heart.types import JudgeSource, Order, Side, Status
 
 SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
@@ -753,7 +753,7 @@ def rationale_tables(
         for v in c.links
     ]  # fmt: skip
     codes: Sequence[Sequence[Cell]] = (
-        list(zip(*report.codes.columns(quoted), strict=True)) if report.codes is not None else []
+        ColumnRows(report.codes.columns(quoted)) if report.codes is not None else []
     )
     coders: list[list[Cell]] = []
     a = report.agreement
