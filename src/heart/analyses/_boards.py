@@ -185,20 +185,13 @@ def build_board(
     level: float = 0.95,
     rule: EvidenceRule | None = None,
     ablations: bool = True,
-    online_here: bool = True,
 ) -> Board:
     """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
     with the selection-biased Best human beside it when a human system took part (its ablations
-    left out when ``ablations`` is false; ``online_here``: see ``build_leaderboard``)."""
+    left out when ``ablations`` is false)."""
     rule = rule or EvidenceRule()
     board = build_leaderboard(
-        comparisons,
-        rounds=rounds,
-        seed=seed,
-        level=level,
-        rule=rule,
-        ablations=ablations,
-        online_here=online_here,
+        comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations
     )
     best = best_human_comparisons(comparisons)
     best_standing = None
@@ -218,13 +211,12 @@ def build_boards(
     level: float = 0.95,
     rule: EvidenceRule | None = None,
     ablations: bool = True,
-    online_here: bool = True,
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one; ``rule``: when a standing is preliminary
     (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
-    does not show them); ``online_here``: see ``build_leaderboard``."""
+    does not show them)."""
     rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
@@ -247,7 +239,6 @@ def build_boards(
                         level=level,
                         rule=rule,
                         ablations=ablations,
-                        online_here=online_here,
                     )
                 )
     return boards

@@ -191,25 +191,15 @@ def _tau(x: Floats, y: Floats) -> float:
     return float(tau) if np.isfinite(tau) else float("nan")
 
 
-def _ablations(
-    comparisons: Comparisons, elo: Floats, seed: int, online_here: bool = True
-) -> list[Ablation]:
-    """Unweighted outcomes, the weakest verdicts as ties, and online Elo, beside the default
-    (``online_here``: see ``build_leaderboard``)."""
+def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablation]:
+    """Unweighted outcomes, the weakest verdicts as ties, and online Elo, beside the default."""
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
     unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
     weakest = tie | (comparisons.strength <= 1)
     ties = fit_bradley_terry(win_matrix(winner, loser, comparisons.strength, k, tie=weakest)).elo
     online = online_elo(
-        winner,
-        loser,
-        tie,
-        k,
-        permutations=ONLINE_ORDERS,
-        seed=seed,
-        workers=ONLINE_WORKERS,
-        here=online_here,
+        winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed, workers=ONLINE_WORKERS
     )
     variants = [
         ("unweighted", "every verdict counts once, whatever its strength", unweighted),
@@ -302,14 +292,11 @@ def build_leaderboard(
     level: float = 0.95,
     rule: EvidenceRule = EvidenceRule(),
     ablations: bool = True,
-    online_here: bool = True,
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
     sqrt(1/n) intervals, win rates and Elo per axis, pairwise differences with
-    Benjamini–Hochberg, head-to-head shares and (unless ``ablations`` is false) the ablations;
-    ``online_here`` false leaves the online-Elo orders of a large board all to helper processes
-    (for a caller that has other work for this one meanwhile).
+    Benjamini–Hochberg, head-to-head shares and (unless ``ablations`` is false) the ablations.
 
     Evidence decides what is shown: Elo is centred on the systems with at least
     ``INTERVAL_CONVERSATIONS`` conversations (when two or more have them), only those get
@@ -390,7 +377,7 @@ def build_leaderboard(
         separated_rounds=boot.separated_rounds,
         head_to_head=head_to_head,
         differences=_differences(elo, boot.elo_rounds, low, high, evidence, measured, order, level),
-        ablations=_ablations(comparisons, elo, seed, online_here) if ablations else [],
+        ablations=_ablations(comparisons, elo, seed) if ablations else [],
         rule=rule,
         judges=tuple(comparisons.judges),
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sqlalchemy import Row, func, select
@@ -148,27 +147,11 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
     comparisons = load_comparisons(study.store, source="all")
-    # the boards are fitted beside the other facts: their online-Elo orders go to helper
-    # processes, and this one reads and analyses the rest meanwhile
-    with ThreadPoolExecutor(1, thread_name_prefix="boards") as beside:
-        boards = beside.submit(_boards, study, comparisons, online_here=False)
-        facts = _other_facts(study, comparisons, items, completions, pairs, judgments, families)
-        facts.boards = boards.result()
-    facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
-    return facts
-
-
-def _other_facts(
-    study: Study, comparisons: Comparisons, items: dict[str, int],
-    completions: dict[str, tuple[int, int]], pairs: int, judgments: dict[str, JudgeCounts],
-    families: dict[str, str],
-) -> StudyFacts:  # fmt: skip
-    """Every fact of the report but the boards (left empty) and what is set against them."""
     ratings = study.config.ratings
     rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
     provenance = study_provenance(study)
-    return StudyFacts(
+    facts = StudyFacts(
         name=study.config.name,
         config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
         items=items,
@@ -177,7 +160,7 @@ def _other_facts(
         judgments=judgments,
         prompts=[(p.name, p.version, p.hash) for p in provenance.prompts],
         families=families,
-        boards=[],
+        boards=_boards(study, comparisons),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
         raters=review_quality(study.store, study.config.people, act=False),
@@ -197,16 +180,15 @@ def _other_facts(
         rationales=rationale_report(study, comparisons),
         provenance=provenance,
     )
+    facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
+    return facts
 
 
-def _boards(
-    study: Study, comparisons: Comparisons, *, ablations: bool = True, online_here: bool = True
-) -> list[Board]:
+def _boards(study: Study, comparisons: Comparisons, *, ablations: bool = True) -> list[Board]:
     ratings = study.config.ratings
     return build_boards(
         comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(), ablations=ablations,
-        online_here=online_here,
     )  # fmt: skip
 
 

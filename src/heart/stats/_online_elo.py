@@ -34,7 +34,6 @@ def online_elo(
     seed: int = 0,
     workers: int = 1,
     shared_steps: int = SHARED_STEPS,
-    here: bool = True,
 ) -> FloatArray:
     """Sequential Elo ratings (K,), the mean over ``permutations`` random comparison orders.
 
@@ -44,9 +43,7 @@ def online_elo(
     once. Online Elo depends on order and ignores outcome strength: an alternate ranker only.
 
     With ``workers`` > 1 and at least ``shared_steps`` updates in all, the orders are shared
-    out among that many processes, this one among them unless ``here`` is false (for a caller
-    with other work for this process meanwhile: ``workers`` helper processes then); the result is
-    the same to the bit.
+    out among that many processes (this one among them); the result is the same to the bit.
     """
     w, lo = _check_pairs(winner, loser, n_systems)
     t = _check_tie(tie, w.size)
@@ -62,11 +59,9 @@ def online_elo(
         rng = np.random.Generator(np.random.PCG64(seed))
         orders = rng.permuted(np.tile(np.arange(n), (permutations, 1)), axis=1)
     scores = np.where(t, 0.5, 1.0)
-    shared = workers > 1 and n * len(orders) >= shared_steps
-    chunks = np.array_split(orders, min(workers, len(orders)) if shared else 1)
-    each = np.concatenate(
-        _shared_out(w, lo, scores, chunks, n_systems, k_factor, here or not shared)
-    )
+    parts = min(workers, len(orders)) if n * len(orders) >= shared_steps else 1
+    chunks = np.array_split(orders, max(parts, 1))
+    each = np.concatenate(_shared_out(w, lo, scores, chunks, n_systems, k_factor))
     total = np.zeros(n_systems)
     for ratings in each:  # summed in order of the orders, as one process would
         total += ratings
@@ -76,15 +71,12 @@ def online_elo(
 
 def _shared_out(
     w: IntArray, lo: IntArray, scores: FloatArray, chunks: Sequence[Indices], n_systems: int,
-    k_factor: float, here: bool,
+    k_factor: float,
 ) -> list[FloatArray]:  # fmt: skip
-    """``ratings_along`` on each chunk of orders: the first in this process when ``here``, each
-    other one (every one without ``here``) in a helper process of its own started beside it (a
-    chunk whose helper fails is run here)."""
-    if len(chunks) == 1 and here:
+    """``ratings_along`` on each chunk of orders: the first in this process, each other one in
+    a helper process of its own started beside it (a chunk whose helper fails is run here)."""
+    if len(chunks) == 1:
         return [ratings_along(w, lo, scores, chunks[0], n_systems, k_factor, ELO_BASE)]
-    mine = list(chunks[:1]) if here else []
-    theirs = list(chunks[1:]) if here else list(chunks)
     source = str(Path(heart.__file__).parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [source, *filter(None, [os.environ.get("PYTHONPATH")])]
@@ -92,17 +84,15 @@ def _shared_out(
     with tempfile.TemporaryDirectory(prefix="heart-elo-") as folder:
         helpers = []
         try:
-            for n, chunk in enumerate(theirs):
+            for n, chunk in enumerate(chunks[1:]):
                 task, out = Path(folder) / f"{n}.npz", Path(folder) / f"{n}.npy"
                 save_task(task, w, lo, scores, chunk, n_systems, k_factor, ELO_BASE)
                 command = [sys.executable, "-m", "heart.elo_orders", str(task), str(out)]
                 quiet = subprocess.DEVNULL
                 helper = subprocess.Popen(command, env=env, stdin=quiet, stdout=quiet, stderr=quiet)
                 helpers.append((helper, out))
-            results = [
-                ratings_along(w, lo, scores, chunk, n_systems, k_factor, ELO_BASE) for chunk in mine
-            ]
-            for (helper, out), chunk in zip(helpers, theirs, strict=True):
+            results = [ratings_along(w, lo, scores, chunks[0], n_systems, k_factor, ELO_BASE)]
+            for (helper, out), chunk in zip(helpers, chunks[1:], strict=True):
                 if helper.wait() == 0 and out.is_file():
                     results.append(np.load(out))
                 else:
