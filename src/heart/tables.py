@@ -5,9 +5,9 @@ report writes them as CSV; notebooks read the same rows as data frames."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from heart.stats import Correlation, Share
 
@@ -39,6 +39,29 @@ def correlation_cells(board: str, x: str, y: str, c: Correlation) -> list[Cell]:
             number(c.p_value), c.n]  # fmt: skip
 
 
+class ColumnRows(Sequence[tuple[Cell, ...]]):
+    """Rows kept as columns (a table of millions of rows is built and written column by
+    column); read as rows like any other."""
+
+    def __init__(self, columns: Sequence[Sequence[Cell]]) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Cell, ...]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Cell, ...]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[Cell, ...] | list[tuple[Cell, ...]]:
+        if isinstance(index, slice):
+            return list(zip(*(column[index] for column in self.columns), strict=True))
+        return tuple(column[index] for column in self.columns)
+
+    def __iter__(self) -> Iterator[tuple[Cell, ...]]:
+        return zip(*self.columns, strict=True)
+
+
 @dataclass(frozen=True)
 class CellTable:
     """Named columns and rows of plain cells: what one CSV file of the report holds."""
@@ -62,6 +85,7 @@ __all__ = [
     "SHARE_COLUMNS",
     "Cell",
     "CellTable",
+    "ColumnRows",
     "correlation_cells",
     "number",
     "share_cells",

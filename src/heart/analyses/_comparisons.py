@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -19,6 +20,7 @@ from heart.store import (
     Store,
     SystemRow,
     counted_judgment,
+    query_columns,
 )
 from heart.types import Axis, Order, Side
 
@@ -73,6 +75,11 @@ class Comparisons:
 
     def __len__(self) -> int:
         return int(self.a.size)
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Each judgment's row (worked out once: studies have many)."""
+        return {judgment: row for row, judgment in enumerate(self.judgments)}
 
     def winner_loser(
         self,
@@ -163,10 +170,11 @@ NOT_GIVEN = 3  # the code of an axis the verdict did not judge
 
 
 def _side_code(side: SQLColumnExpression[str | None]) -> ColumnElement[int]:
-    """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none."""
+    """A side as its code (``AXIS_CODES``), worked out by the database; NOT_GIVEN for none.
+    (A simple CASE: the side, say read out of the JSON, is worked out once for a or b.)"""
     return case(
-        (side == Side.A.value, AXIS_CODES[Side.A]), (side == Side.B.value, AXIS_CODES[Side.B]),
-        (side.is_(None), NOT_GIVEN), else_=AXIS_CODES[Side.TIE],
+        {Side.A.value: AXIS_CODES[Side.A], Side.B.value: AXIS_CODES[Side.B]}, value=side,
+        else_=case((side.is_(None), NOT_GIVEN), else_=AXIS_CODES[Side.TIE]),
     )  # fmt: skip
 
 
@@ -202,7 +210,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     ).join(ItemRow, ItemRow.id == PairRow.item_id)  # fmt: skip
     with store.session() as session:
         connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
-        rows = connection.execute(query).all()
+        columns = query_columns(connection, query, 6 + 2 * len(axes))
         pair_info = {r[0]: tuple(r[1:]) for r in connection.execute(pairs_query)}
         completions = {
             r.id: (r.system, len(r.text.split()))
@@ -218,11 +226,11 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
             select(JudgeRow.name, JudgeRow.family, JudgeRow.source)
         ).all()
     judge_info = {name: (family, src) for name, family, src in judge_rows}
-    n, n_axes = len(rows), len(axes)
-    # one tuple per column: each is read in one pass, without a row object per cell
-    id_of, judge_of, pair_of, *numbers = list(zip(*rows, strict=True)) if rows else [()] * 16
+    n, n_axes = len(columns[0]), len(axes)
+    # one list per column: each is read in one pass, without a row object per cell
+    id_of, judge_of, pair_of, *numbers = columns
     codes = np.asarray(numbers, dtype=np.int64).reshape(len(numbers), n)
-    del rows, numbers
+    del columns, numbers
     order_ab, outcome, strength = codes[0] == 1, np.minimum(codes[1], 2), codes[2]
     axis_codes = np.ascontiguousarray(codes[3 : 3 + n_axes].T)  # (verdicts, axes)
     axis_strength = np.ascontiguousarray(codes[3 + n_axes :].T)

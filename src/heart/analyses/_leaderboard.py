@@ -5,6 +5,7 @@ where the conversations are too few to estimate one honestly."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +35,11 @@ from heart.types import Axis
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
+ONLINE_WORKERS = min(
+    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4
+)
+"""Processes the online-Elo ablation shares its orders among on a large board (one per core,
+at most four)."""
 INTERVAL_CONVERSATIONS = 5  # fewest conversations a system's interval can honestly rest on
 
 
@@ -192,7 +198,9 @@ def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablatio
     unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
     weakest = tie | (comparisons.strength <= 1)
     ties = fit_bradley_terry(win_matrix(winner, loser, comparisons.strength, k, tie=weakest)).elo
-    online = online_elo(winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed)
+    online = online_elo(
+        winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed, workers=ONLINE_WORKERS
+    )
     variants = [
         ("unweighted", "every verdict counts once, whatever its strength", unweighted),
         (

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,16 +48,16 @@ from heart.store import (
     RationaleCodeRow,
     RationaleCodingRow,
     Store,
+    column_parts,
     counted_judgment,
 )
-from heart.tables import SHARE_COLUMNS, Cell, CellTable, share_cells
+from heart.tables import SHARE_COLUMNS, Cell, CellTable, ColumnRows, share_cells
 from heart.types import JudgeSource, Order, Side, Status
 
 SOURCES = (JudgeSource.LLM.value, JudgeSource.HUMAN.value)
 MIN_FIT = 20  # judgments a theme needs before its link with the verdict is fitted
 WORDS_UNIT = 10.0  # lengths enter the regression per ten words
 TOP_PHRASES = 3
-PARTITION = 50_000  # rows fetched from the store at a time
 Ints = npt.NDArray[np.int64]
 
 
@@ -147,6 +147,53 @@ class CodeRecord(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Codes:
+    """Stored codes as columns, by coder, judgment and place: ``row`` is each code's judgment's
+    row in ``comparisons``; ``coder``, ``theme``, ``side``, ``evidence`` and ``cue`` index
+    ``words`` (each name and phrase held once: a study may have millions of codes).
+    Iterating gives each as a ``CodeRecord``."""
+
+    comparisons: Comparisons
+    words: list[str]
+    coder: Ints
+    row: Ints
+    theme: Ints
+    side: Ints
+    negated: npt.NDArray[np.bool_]
+    evidence: Ints
+    cue: Ints
+
+    def __len__(self) -> int:
+        return int(self.row.size)
+
+    def __iter__(self) -> Iterator[CodeRecord]:
+        return (CodeRecord(*cells) for cells in zip(*self.columns(), strict=True))
+
+    def columns(self, quoted: Callable[[str], str] = str) -> list[list[Any]]:
+        """The codes' cells column by column, as CodeRecord orders them: coder, judgment,
+        judge, judge source, theme, side, negated, evidence and cue (the words quoted from
+        rationales passed through ``quoted``, each once)."""
+        c, words = self.comparisons, self.words
+        judge = c.judge[self.row]
+        judges = np.asarray(c.judges, dtype=object)
+        sources = np.asarray(c.judge_sources, dtype=object)
+        said = np.asarray(words, dtype=object)
+        used = np.union1d(self.evidence, self.cue)
+        said[used] = [quoted(words[w]) for w in used.tolist()]
+        return [
+            [words[w] for w in self.coder.tolist()],
+            [c.judgments[r] for r in self.row.tolist()],
+            judges[judge].tolist(),
+            sources[judge].tolist(),
+            [words[w] for w in self.theme.tolist()],
+            [words[w] for w in self.side.tolist()],
+            self.negated.tolist(),
+            said[self.evidence].tolist(),
+            said[self.cue].tolist(),
+        ]
+
+
+@dataclass(frozen=True)
 class RationaleReport:
     codebook: Codebook
     rationales: dict[str, int]  # source -> counted judgments with a rationale
@@ -155,7 +202,7 @@ class RationaleReport:
     level: float = 0.95
     rounds: int = 1000
     llm_coder: str | None = None  # the configured LLM coder, coded or not
-    codes: list[CodeRecord] = field(default_factory=list)  # every code of the counted judgments
+    codes: Codes | None = None  # every code of the counted judgments
 
     @property
     def primary(self) -> CoderReport | None:
@@ -187,11 +234,6 @@ def count_rationales(store: Store) -> dict[str, int]:
     )
     with store.session() as session:
         return {str(source): int(n) for source, n in session.execute(query)}
-
-
-def _rows(comparisons: Comparisons) -> dict[str, int]:
-    """Each counted judgment's row in ``comparisons``."""
-    return {judgment: row for row, judgment in enumerate(comparisons.judgments)}
 
 
 @dataclass(frozen=True)
@@ -247,9 +289,14 @@ class Coded:
 SIDE_BITS = {Side.A.value: 1, Side.B.value: 2}
 
 
+def _rows(comparisons: Comparisons, judgments: Sequence[str]) -> Ints:
+    """Each judgment's row in ``comparisons``; -1 for one that does not count."""
+    row_of = comparisons.row_of
+    return np.fromiter(map(row_of.get, judgments, itertools.repeat(-1)), np.int64, len(judgments))
+
+
 def load_coded(
-    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook,
-    records: list[CodeRecord],
+    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook, records: Codes,
 ) -> tuple[Coded, int]:  # fmt: skip
     """The judgments of ``comparisons`` (the counted ones) that ``coder`` coded (ok) under
     ``codebook``, in the order of ``comparisons``, with their codes from ``records``
@@ -260,82 +307,116 @@ def load_coded(
         .where(RationaleCodingRow.coder == coder,
                RationaleCodingRow.codebook_hash == codebook.hash)
     )  # fmt: skip
-    row_of = _rows(comparisons)
+    found, ok, lengths = [], [], []
     with store.session() as session:
-        codings = itertools.chain.from_iterable(
-            session.connection().execute(query).partitions(PARTITION)
-        )
-        read = [(row_of[j], status, text) for j, status, text in codings if j in row_of]
-    read.sort()
-    ok = [(row, text) for row, status, text in read if status == Status.OK]
-    rows = np.fromiter((row for row, _ in ok), dtype=np.int64, count=len(ok))
-    words = np.fromiter((len(text.split()) for _, text in ok), dtype=np.int64, count=len(ok))
+        for judgments, statuses, texts in column_parts(session.connection(), query):
+            found.append(_rows(comparisons, judgments))
+            ok.append(np.fromiter(map(Status.OK.__eq__, statuses), bool))
+            lengths.append(np.fromiter(map(len, map(str.split, texts)), np.int64))
+    at = np.concatenate([np.zeros(0, np.int64), *found])
+    counted = at >= 0  # codings of judgments that count
+    good = np.concatenate([np.zeros(0, bool), *ok])[counted]
+    order = np.argsort(at[counted][good], kind="stable")
+    rows = at[counted][good][order]
+    words = np.concatenate([np.zeros(0, np.int64), *lengths])[counted][good][order]
     place = np.full(len(comparisons), -1, dtype=np.int64)
     place[rows] = np.arange(rows.size)
-    theme_of = {theme: t for t, theme in enumerate(codebook.ids)}
-    other = {Side.A.value: Side.B.value, Side.B.value: Side.A.value}
-    at, theme, side = [], [], []
-    for r in records:
-        if r.coder != coder or r.theme not in theme_of:
-            continue
-        at.append(row_of[r.judgment])
-        theme.append(theme_of[r.theme])
-        # a denied theme is about the other reply
-        side.append(SIDE_BITS[other[r.side] if r.negated else r.side] if r.side in other else 0)
-    coded_at = place[np.asarray(at, dtype=np.int64)]
+    index = {word: n for n, word in enumerate(records.words)}
+    theme_at = np.full(len(records.words), -1, dtype=np.int64)
+    for t, theme in enumerate(codebook.ids):
+        if theme in index:
+            theme_at[index[theme]] = t
+    side_bit = np.zeros(len(records.words), dtype=np.int64)
+    for side, bit in SIDE_BITS.items():
+        if side in index:
+            side_bit[index[side]] = bit
+    mine = (records.coder == index.get(coder, -1)) & (theme_at[records.theme] >= 0)
+    bits = side_bit[records.side[mine]]
+    bits = np.where(records.negated[mine] & (bits > 0), 3 - bits, bits)  # denied: the other reply
+    coded_at = place[records.row[mine]]
     kept = coded_at >= 0
-    cell = (coded_at[kept], np.asarray(theme, dtype=np.int64)[kept])
+    cell = (coded_at[kept], theme_at[records.theme[mine]][kept])
     themes = np.zeros((rows.size, len(codebook.ids)), dtype=bool)
     themes[cell] = True
     sides = np.zeros(themes.shape, dtype=np.int64)
-    np.bitwise_or.at(sides, cell, np.asarray(side, dtype=np.int64)[kept])
+    np.bitwise_or.at(sides, cell, bits[kept])
     coded = Coded(comparisons, list(codebook.ids), rows, words, themes, sides)
-    return coded, len(read) - len(ok)
+    return coded, int(counted.sum()) - rows.size
 
 
 def code_records(
     store: Store, comparisons: Comparisons, coders: list[str], codebook: Codebook
-) -> list[CodeRecord]:
+) -> Codes:
     """Every code of ``coders`` under ``codebook`` on the judgments of ``comparisons`` (the
-    counted ones), by coder, judgment and place."""
+    counted ones, in the order of their ids), by coder, judgment and place (the span's start,
+    a code without one first, then the theme)."""
     query = (
         select(RationaleCodeRow.coder, RationaleCodeRow.judgment_id, RationaleCodeRow.theme,
                RationaleCodeRow.side, RationaleCodeRow.negated, RationaleCodeRow.evidence,
-               RationaleCodeRow.cue)
+               RationaleCodeRow.cue, RationaleCodeRow.span_start)
         .where(RationaleCodeRow.coder.in_(coders),
                RationaleCodeRow.codebook_hash == codebook.hash)
-        .order_by(RationaleCodeRow.coder, RationaleCodeRow.judgment_id,
-                  RationaleCodeRow.span_start, RationaleCodeRow.theme)
     )  # fmt: skip
-    row_of, c = _rows(comparisons), comparisons
-    out, judge_of = [], c.judge.tolist()
-    # the same words recur in many codes: each is held once (a study may have millions)
-    words: dict[str, str] = {}
-    held = words.setdefault
+    words: list[str] = []
+    index: dict[str | None, int] = {}
+
+    def held(column: tuple[str | None, ...]) -> Ints:
+        """The column's words as their places in ``words``, each new one added once (no cue
+        is the empty cue)."""
+        for word in dict.fromkeys(column):
+            if word not in index:
+                text = word or ""
+                if text not in index:
+                    index[text] = len(words)
+                    words.append(text)
+                index[word] = index[text]
+        return np.fromiter(map(index.__getitem__, column), np.int64, len(column))
+
+    parts: list[tuple[Ints, ...]] = []
     with store.session() as session:
-        read = session.connection().execute(query)
-        for coder, jid, theme, side, negated, evidence, cue in itertools.chain.from_iterable(
-            read.partitions(PARTITION)
-        ):
-            row = row_of.get(jid)
-            if row is not None:
-                judge = judge_of[row]
-                out.append(
-                    CodeRecord(held(coder, coder), c.judgments[row], c.judges[judge],
-                               c.judge_sources[judge], held(theme, theme), held(side, side),
-                               bool(negated), held(evidence, evidence), held(cue or "", cue or ""))
-                )  # fmt: skip
-    return out
+        # coder, judgment, theme, side, negated, evidence, cue, span start
+        for read in column_parts(session.connection(), query):
+            parts.append((
+                held(read[0]), _rows(comparisons, read[1]),
+                held(read[2]), held(read[3]), np.fromiter(map(bool, read[4]), bool),
+                held(read[5]), held(read[6]), np.asarray(read[7], dtype=np.float64),
+            ))  # fmt: skip
+    columns = [
+        np.concatenate([np.zeros(0, dtype=column.dtype), *(p[k] for p in parts)])
+        for k, column in enumerate(_EMPTY_CODES)
+    ]
+    kept = columns[1] >= 0  # codes of judgments that count
+    coder, row, theme, side, negated, evidence, cue, start = (c[kept] for c in columns)
+    rank = np.empty(len(words), dtype=np.int64)  # each word's place in sorted order
+    rank[sorted(range(len(words)), key=words.__getitem__)] = np.arange(len(words))
+    start = np.where(np.isnan(start), -np.inf, start)  # no span first
+    order = np.lexsort((rank[theme], start, row, rank[coder]))
+    return Codes(
+        comparisons, words, coder[order], row[order], theme[order], side[order],
+        negated[order], evidence[order], cue[order],
+    )  # fmt: skip
 
 
-def _phrases(
-    records: list[CodeRecord], coder: str, codebook: Codebook
-) -> dict[str, list[tuple[str, int]]]:
+_EMPTY_CODES = (
+    *(np.zeros(0, np.int64) for _ in range(4)), np.zeros(0, bool),
+    *(np.zeros(0, np.int64) for _ in range(2)), np.zeros(0, np.float64),
+)  # fmt: skip
+"""The columns ``code_records`` reads, empty: their types."""
+
+
+def _phrases(records: Codes, coder: str, codebook: Codebook) -> dict[str, list[tuple[str, int]]]:
     """Per theme, the evidence ``coder`` quoted most often (case aside)."""
-    said = Counter((r.theme, r.evidence) for r in records if r.coder == coder)
+    words = records.words
+    mine = records.coder == (words.index(coder) if coder in words else -1)
+    said, first, times = np.unique(
+        records.theme[mine] * len(words) + records.evidence[mine],
+        return_index=True,
+        return_counts=True,
+    )
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for (theme, evidence), n in said.items():  # in the order first said: ties stay in order
-        counts[theme][plain(evidence)] += n
+    for k in np.argsort(first).tolist():  # in the order first said: ties stay in order
+        theme, evidence = divmod(int(said[k]), len(words))
+        counts[words[theme]][plain(words[evidence])] += int(times[k])
     return {t: counts[t].most_common(TOP_PHRASES) for t in codebook.ids if counts[t]}
 
 
@@ -513,7 +594,7 @@ def verdict_links(
 
 def analyse_coder(
     comparisons: Comparisons, coder: str, codebook: Codebook,
-    loaded: tuple[Coded, int], records: list[CodeRecord], *, rounds: int,
+    loaded: tuple[Coded, int], records: Codes, *, rounds: int,
     seed: int, level: float,
 ) -> CoderReport | None:  # fmt: skip
     """Every figure of ``coder``'s codes (its coded rationales and failed codings as
@@ -671,13 +752,9 @@ def rationale_tables(
         for c in report.coders
         for v in c.links
     ]  # fmt: skip
-    words = {r.evidence for r in report.codes} | {r.cue for r in report.codes}
-    said = {w: quoted(w) for w in words}  # each words once: codes share them
-    codes: list[list[Cell]] = [
-        [r.coder, r.judgment, r.judge, r.source, r.theme, r.side, r.negated, said[r.evidence],
-         said[r.cue]]
-        for r in report.codes
-    ]  # fmt: skip
+    codes: Sequence[Sequence[Cell]] = (
+        ColumnRows(report.codes.columns(quoted)) if report.codes is not None else []
+    )
     coders: list[list[Cell]] = []
     a = report.agreement
     if a is not None:

@@ -9,7 +9,7 @@ import io
 import math
 from collections.abc import Sequence
 
-from heart.tables import SHARE_COLUMNS, Cell, CellTable, number, share_cells
+from heart.tables import SHARE_COLUMNS, Cell, CellTable, ColumnRows, number, share_cells
 
 
 def _cell(value: Cell) -> str:
@@ -28,9 +28,25 @@ def csv_text(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    # row by row (files may be large); words, the commonest cell, are written as they are
-    writer.writerows([v if type(v) is str else _cell(v) for v in row] for row in rows)
+    if isinstance(rows, ColumnRows):
+        columns: Sequence[Sequence[Cell]] = rows.columns
+    elif len(set(map(len, rows))) > 1:  # rows of different lengths: row by row
+        writer.writerows([v if type(v) is str else _cell(v) for v in row] for row in rows)
+        return buffer.getvalue()
+    else:
+        columns = list(zip(*rows, strict=True))
+    # column by column (files may be large): a column of only words and whole numbers is
+    # written as it is (the csv module writes both as _cell would), any other cell by cell
+    cells = [
+        column if set(map(type, column)) <= PLAIN else list(map(_cell, column))
+        for column in columns
+    ]
+    writer.writerows(zip(*cells, strict=True))
     return buffer.getvalue()
+
+
+PLAIN = {str, int}
+"""Cells the csv module writes as ``_cell`` does (not bool: it would write True)."""
 
 
 def table_text(table: CellTable) -> str:

@@ -1,5 +1,6 @@
 """The study store: SQLAlchemy tables, and opening and migrating a database."""
 
+from heart.store._columns import column_parts, query_columns
 from heart.store._counted import counted_judgment, left_out_judgments, left_out_reason
 from heart.store._db import SchemaState, Store, now_iso, open_store, schema_state
 from heart.store._insert import add_if_missing, row_for
@@ -58,6 +59,7 @@ __all__ = [
     "SystemRow",
     "TaskRow",
     "add_if_missing",
+    "column_parts",
     "counted_judgment",
     "imported_judgment",
     "left_out_judgments",
@@ -66,6 +68,7 @@ __all__ = [
     "open_store",
     "own_targets",
     "pair_with_reply_by",
+    "query_columns",
     "reply_by",
     "row_for",
     "schema_state",
