@@ -20,6 +20,7 @@ from heart.store import (
     Store,
     TaskRow,
     pair_with_reply_by,
+    refresh_statistics,
     reply_by,
 )
 from heart.types import Order, Shown, Status
@@ -131,5 +132,7 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
         added = Counter(row.kind for row in rows)
         s.add_all(rows)
         s.flush()
+        if rows:  # the claims read these: plan them for what they hold now
+            refresh_statistics(s, TaskRow, PairRow, CompletionRow, ItemRow)
         seats_now = Counter(s.scalars(select(TaskRow.kind)).all())
     return TaskCounts(seats={k: seats_now[k] for k in KINDS}, added={k: added[k] for k in KINDS})

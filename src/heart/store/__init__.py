@@ -6,6 +6,7 @@ from heart.store._db import SchemaState, Store, now_iso, open_store, schema_stat
 from heart.store._insert import add_if_missing, row_for
 from heart.store._origin import imported_judgment
 from heart.store._own import own_targets, pair_with_reply_by, reply_by
+from heart.store._planning import refresh_statistics
 from heart.store._tables import (
     Base,
     BatchCallRow,
@@ -69,6 +70,7 @@ __all__ = [
     "own_targets",
     "pair_with_reply_by",
     "query_columns",
+    "refresh_statistics",
     "reply_by",
     "row_for",
     "schema_state",
