@@ -1085,7 +1085,7 @@ def serve(
         typer.Option(
             min=1,
             help="Server processes sharing the port (more than 1 needs the store on "
-            "PostgreSQL); up to 40 requests run at once over all of them.",
+            "PostgreSQL); up to 8 requests run at once over all of them.",
         ),
     ] = 1,
 ) -> None:

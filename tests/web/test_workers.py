@@ -115,15 +115,15 @@ def test_several_workers_over_sqlite_are_refused_in_one_line(
 
 
 def test_each_worker_runs_its_share_of_the_requests_at_once(web_study: MakeStudy) -> None:
-    """Two workers run 20 requests at once each: 40 over the server, as one process does,
-    and no more threads than its store keeps connections for."""
+    """Two workers run 4 requests at once each: 8 over the server, as one process does, and
+    no more threads than its store keeps connections for."""
     from heart.store._db import POOL_SIZE
     from heart.web import create_app
     from heart.web._serve import threads_per_worker
 
     study = web_study(items=1)
-    assert [threads_per_worker(n) for n in (1, 2, 3, 40, 80)] == [40, 20, 14, 1, 1]
-    app = create_app(study.root, admin_token=ADMIN_TOKEN, secret=SECRET, threads=20)
+    assert [threads_per_worker(n) for n in (1, 2, 3, 8, 16)] == [8, 4, 3, 1, 1]
+    app = create_app(study.root, admin_token=ADMIN_TOKEN, secret=SECRET, threads=4)
     try:
         with TestClient(app) as client:
 
@@ -131,6 +131,6 @@ def test_each_worker_runs_its_share_of_the_requests_at_once(web_study: MakeStudy
                 return to_thread.current_default_thread_limiter().total_tokens
 
             assert client.portal is not None
-            assert client.portal.call(threads) == 20 <= POOL_SIZE
+            assert client.portal.call(threads) == 4 <= POOL_SIZE
     finally:
         app.state.web.study.close()

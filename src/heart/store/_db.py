@@ -26,10 +26,11 @@ REVISIONS = tuple(sorted(p.name.split("_", 1)[0] for p in MIGRATIONS.glob("versi
 to import and is imported only when a migration runs."""
 HEAD = REVISIONS[-1]
 VERSION_TABLE = "alembic_version"
-POOL_SIZE = 40
-"""Connections the store keeps open once opened (it opens them only as needed). The web app
-runs up to 40 requests at once (anyio's worker threads); with SQLAlchemy's default of 5, a busy
-server opened and closed a connection for many requests, on PostgreSQL a server process each."""
+POOL_SIZE = 12
+"""Connections the store keeps open once opened (it opens them only as needed): one for each of
+the web app's request threads (8), its seat refresh, and a few for the admin pages. With
+SQLAlchemy's default of 5, a busy server opened and closed a connection for many requests, on
+PostgreSQL a server process each."""
 
 
 def now_iso() -> str:
