@@ -243,3 +243,20 @@ def test_a_store_path_no_system_can_open_is_a_clear_error(tmp_path: Path) -> Non
         f"store sqlite:///{tmp_path}/a%00b.db cannot be opened: embedded null byte"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_drivers_warning_about_an_error_heart_handles_stays_off_the_terminal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two imports storing the same rows at once: psycopg warns as its batch ends in the
+    error heart then handles by running the second again; the terminal shows only heart's
+    outcome. Other warnings of the driver still show."""
+    import logging
+
+    import heart.store  # noqa: F401  (attaches the filter)
+
+    driver = logging.getLogger("psycopg")
+    with caplog.at_level(logging.WARNING):
+        driver.warning("error ignored terminating %r: %s", "<psycopg.Pipeline>", "aborted")
+        driver.warning("connection lost")
+    assert [r.getMessage() for r in caplog.records] == ["connection lost"]
