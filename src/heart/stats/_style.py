@@ -194,7 +194,10 @@ def _newton(
         p = expit(x @ beta)
         grad = x.T @ (wa - total * p) - ridge * beta
         info = x.T @ (x * (total * p * (1.0 - p))[:, None])
-        step = np.linalg.solve(info + gauge, grad)
+        try:
+            step = np.linalg.solve(info + gauge, grad)
+        except np.linalg.LinAlgError:  # a feature the rows do not identify: not converged
+            break
         slack = 1e-13 * (1.0 + abs(value))
         scale, cand = 1.0, beta + step
         new = _log_likelihood(cand, x, wa, wb, ridge)
@@ -249,7 +252,8 @@ def fit_style_design(
     """Fit a :class:`StyleDesign` by maximum likelihood. With ``ridge=None`` the separation
     guard of the plain fit applies: ridge 0 where the win graph is strongly connected, else
     ``SEPARATION_RIDGE`` on every coefficient (also when the unpenalised search does not
-    converge, as when a feature alone separates the outcomes)."""
+    converge, as when a feature alone separates the outcomes or a resample leaves one
+    unidentified)."""
     r = np.ones(design.won_a.size) if row_weight is None else row_weight
     width = design.x.shape[1]
     begin = np.zeros(width) if start is None else start
