@@ -3,11 +3,16 @@ reply length."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from sqlalchemy import update
 
+from heart import pipeline
 from heart.analyses import (
     DEFAULT_WARMTH,
+    STYLE_FEATURES,
     StyleInputs,
     build_leaderboard,
     build_style_control,
@@ -21,8 +26,10 @@ from heart.analyses import (
     warmth_phrases,
 )
 from heart.store import CompletionRow, Store
+from heart.study import open_study
 
 from ..rows import Verdict, seed_verdicts
+from ..verdict_study import make_study
 
 
 def test_questions_are_runs_of_question_marks() -> None:
@@ -87,3 +94,24 @@ def test_board_with_style_control_shows_the_controlled_elo_and_coefficients(stor
     assert board.style is not None and board.style.coefficients[0].feature == "length"
     ablation = next(a for a in board.ablations if a.name == "style-controlled")
     assert -1.0 <= ablation.kendall_tau <= 1.0
+
+
+def test_study_switch_puts_style_elo_on_the_board(tmp_path: Path) -> None:
+    root = make_study(tmp_path / "s")
+    with open_study(root, read_only=True) as study:
+        plain = pipeline.leaderboard(study).to_pandas().set_index("system")
+    study_file = root / "study.yaml"
+    study_file.write_text(study_file.read_text() + "ratings: {style_control: true}\n")
+    with open_study(root, read_only=True) as study:
+        board = pipeline.leaderboard(study)
+    frame = board.to_pandas().set_index("system")
+    assert plain["style_elo"].isna().all()  # off by default: no style-controlled Elo
+    # Two verdicts of one conversation: every reply feature is determined by the two systems
+    # or never differs, so all are dropped and the controlled Elo is the plain Elo.
+    style = board.leaderboard.style
+    assert style is not None and style.coefficients == []
+    assert {name for name, _ in style.dropped} == set(STYLE_FEATURES)
+    for system in ("gpt", "claude"):
+        assert frame.loc[system, "style_elo"] == pytest.approx(frame.loc[system, "elo"])
+    # one conversation: no interval, as for the plain Elo
+    assert frame.loc["gpt", "style_low"] is None and frame.loc["gpt", "low"] is None
