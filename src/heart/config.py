@@ -606,6 +606,17 @@ class RatingsSpec(Strict):
         description="a CSV of columns system and value (an external capability index), relative "
         "to the study folder; the report sets Elo and win rate against it",
     )
+    style_control: bool = Field(
+        False,
+        description="also fit every board with style covariates (reply length in words, "
+        "questions, markdown elements, overlap with generic warmth): a style-controlled Elo "
+        "with its interval beside the plain one, the coefficients, and an ablation",
+    )
+    warmth_phrases: list[str] = Field(
+        default_factory=list,
+        description="the generic-warmth phrases style control measures overlap with (empty: the "
+        "replies of the study's control systems, else a stock sorry-that-sounds-hard reply)",
+    )
 
 
 class StudyConfig(Strict):

@@ -247,12 +247,14 @@ def boards(study: Study) -> Boards:
     from heart.analyses import build_boards, load_comparisons
 
     ratings = study.config.ratings
+    comparisons = load_comparisons(study.store, source="all")
     return build_boards(
-        load_comparisons(study.store, source="all"),
+        comparisons,
         rounds=ratings.bootstrap_rounds,
         seed=study.config.seed,
         level=ratings.level,
         rule=study.evidence_rule(),
+        style=study.style_inputs(comparisons.completions),
     )
 
 
@@ -304,6 +306,7 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
     return build_board(
         rows, source, subset, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(),
+        style=study.style_inputs(rows.completions),
     )  # fmt: skip
 
 

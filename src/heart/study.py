@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
@@ -23,10 +23,10 @@ from heart.config import (
 from heart.errors import HeartError
 from heart.prompts import Prompt, load_prompt
 from heart.store import JudgeRow, PromptRow, Store, SystemRow, add_if_missing, open_store
-from heart.types import JudgeSource
+from heart.types import JudgeSource, SystemKind
 
 if TYPE_CHECKING:
-    from heart.analyses import EvidenceRule
+    from heart.analyses import EvidenceRule, StyleInputs
 
 
 @dataclass
@@ -45,6 +45,22 @@ class Study:
 
         given = self.config.ratings.preliminary
         return EvidenceRule(conversations=given.conversations, comparisons=given.comparisons)
+
+    def style_inputs(self, completions: Iterable[str]) -> StyleInputs | None:
+        """What the boards need to control for style (None when ``ratings.style_control`` is
+        off): the texts of ``completions`` and the generic-warmth phrases."""
+        from heart.analyses import StyleInputs, load_reply_texts, warmth_phrases
+
+        ratings = self.config.ratings
+        if not ratings.style_control:
+            return None
+        controls = [
+            s.reply for s in self.config.systems if s.kind is SystemKind.CONTROL and s.reply
+        ]
+        return StyleInputs(
+            load_reply_texts(self.store, completions),
+            warmth_phrases(ratings.warmth_phrases, controls),
+        )
 
     def use_prompt(self, name: str, version: str = "v1") -> Prompt:
         """Load a shipped prompt template and record it in the store by its hash."""

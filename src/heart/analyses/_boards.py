@@ -12,6 +12,7 @@ import numpy.typing as npt
 from heart.analyses._audit import JudgeAudit
 from heart.analyses._comparisons import Comparisons, Source
 from heart.analyses._leaderboard import EvidenceRule, Leaderboard, Standing, build_leaderboard
+from heart.analyses._style import StyleInputs
 from heart.frames import flat, frame
 from heart.types import SystemKind
 
@@ -185,14 +186,16 @@ def build_board(
     level: float = 0.95,
     rule: EvidenceRule | None = None,
     ablations: bool = True,
+    style: StyleInputs | None = None,
 ) -> Board:
     """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
     with the selection-biased Best human beside it when a human system took part (its ablations
-    left out when ``ablations`` is false)."""
+    left out when ``ablations`` is false; ``style``: also the style-controlled Elo)."""
     rule = rule or EvidenceRule()
     board = build_leaderboard(
-        comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations
-    )
+        comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations,
+        style=style,
+    )  # fmt: skip
     best = best_human_comparisons(comparisons)
     best_standing = None
     if best is not None and len(best) and len(best.systems) >= 2:
@@ -211,12 +214,13 @@ def build_boards(
     level: float = 0.95,
     rule: EvidenceRule | None = None,
     ablations: bool = True,
+    style: StyleInputs | None = None,
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one; ``rule``: when a standing is preliminary
     (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
-    does not show them)."""
+    does not show them); ``style``: every board also with its style-controlled Elo."""
     rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
@@ -239,6 +243,7 @@ def build_boards(
                         level=level,
                         rule=rule,
                         ablations=ablations,
+                        style=style,
                     )
                 )
     return boards

@@ -14,6 +14,7 @@ import numpy.typing as npt
 from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
+from heart.analyses._style import StyleControl, StyleInputs, build_style_control
 from heart.frames import records_frame
 from heart.stats import (
     EloDifference,
@@ -78,6 +79,9 @@ class Standing:
     judges: int = 0  # judges and raters whose verdicts compared it
     rank: int = 0  # 1 + systems whose interval lies wholly above; 0: not ranked (no interval)
     preliminary: tuple[str, ...] = ()  # why its standing is not firm yet; empty: it is
+    style_elo: float = float("nan")  # Elo with style controlled (NaN: style control off)
+    style_low: float = float("nan")  # its bootstrap interval, widened as the plain one
+    style_high: float = float("nan")
 
     @property
     def ranked(self) -> bool:
@@ -108,6 +112,7 @@ class Leaderboard:
     ablations: list[Ablation]
     rule: EvidenceRule = EvidenceRule()
     judges: tuple[str, ...] = ()  # every judge and rater whose verdicts the board counts
+    style: StyleControl | None = None  # the style-controlled fit (None: style control off)
 
     @property
     def systems(self) -> list[str]:
@@ -191,8 +196,11 @@ def _tau(x: Floats, y: Floats) -> float:
     return float(tau) if np.isfinite(tau) else float("nan")
 
 
-def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablation]:
-    """Unweighted outcomes, the weakest verdicts as ties, and online Elo, beside the default."""
+def _ablations(
+    comparisons: Comparisons, elo: Floats, seed: int, style: StyleControl | None
+) -> list[Ablation]:
+    """Unweighted outcomes, the weakest verdicts as ties, online Elo and (when fitted) style
+    control, beside the default."""
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
     unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
@@ -214,6 +222,16 @@ def _ablations(comparisons: Comparisons, elo: Floats, seed: int) -> list[Ablatio
             online,
         ),
     ]
+    if style is not None:
+        kept = ", ".join(c.feature for c in style.coefficients) or "none"
+        variants.append(
+            (
+                "style-controlled",
+                f"Bradley–Terry with style covariates (kept: {kept}): Elo net of what reply "
+                "length, questions, markdown and stock warmth win on their own",
+                style.elo,
+            )
+        )
     return [
         Ablation(
             name,
@@ -292,6 +310,7 @@ def build_leaderboard(
     level: float = 0.95,
     rule: EvidenceRule = EvidenceRule(),
     ablations: bool = True,
+    style: StyleInputs | None = None,
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
@@ -303,6 +322,8 @@ def build_leaderboard(
     intervals, widened for their number of conversations (``few_conversations_factor``), and
     ranks and clear pairs follow Arena's rule on those intervals. A pair is clear only when
     neither system's verdicts all come from one rater. Systems below ``rule`` are preliminary.
+    With ``style`` each system also gets its style-controlled Elo (``build_style_control``, same
+    anchor, draws and widening), and the ablations its ranking.
     """
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
@@ -329,6 +350,19 @@ def build_leaderboard(
         np.where(measured, paper_high, np.nan),
     )
     ranks = tied_ranks(low, high)
+    styled = (
+        None
+        if style is None
+        else build_style_control(
+            comparisons, style.texts, style.warmth, rounds=rounds, seed=seed, level=level,
+            anchor=anchor,
+        )
+    )  # fmt: skip
+    nan = np.full(k, np.nan)
+    style_elo = nan if styled is None else styled.elo
+    style_low, style_high = (
+        (nan, nan) if styled is None else widen(style_elo, styled.low, styled.high, factor)
+    )
     overall = _shares(comparisons, comparisons.outcome, k)
     axis_rates, axis_elo = _axis_results(comparisons, k)
     order = sorted(
@@ -361,6 +395,9 @@ def build_leaderboard(
                 bool(measured[i]),
                 rule,
             ),
+            style_elo=float(style_elo[i]),
+            style_low=float(style_low[i]),
+            style_high=float(style_high[i]),
         )
         for i in order
     ]
@@ -377,9 +414,10 @@ def build_leaderboard(
         separated_rounds=boot.separated_rounds,
         head_to_head=head_to_head,
         differences=_differences(elo, boot.elo_rounds, low, high, evidence, measured, order, level),
-        ablations=_ablations(comparisons, elo, seed) if ablations else [],
+        ablations=_ablations(comparisons, elo, seed, styled) if ablations else [],
         rule=rule,
         judges=tuple(comparisons.judges),
+        style=styled,
     )
 
 

@@ -1,7 +1,7 @@
 """The report's boards, one section each: the leaderboard in the style of the paper's Figure 4,
 then, to open when wanted, its heatmap and forest plot, Elo per axis, head to head, the
-differences between systems and the ablations; and their CSV files (leaderboard.csv,
-differences.csv)."""
+differences between systems, the ablations and (when on) style control; and their CSV files
+(leaderboard.csv, differences.csv, style.csv)."""
 
 from __future__ import annotations
 
@@ -81,6 +81,11 @@ def board_table(board: Board) -> Table:
 
     for s in lb.standings:
         add(rank_cell(s), s)
+    if lb.style is not None:  # the style-controlled Elo beside the plain one
+        header[5:5] = ["Elo, style-controlled", f"{lv} CI (style-controlled)"]
+        for row, colour, s in zip(rows, colours, lb.standings, strict=True):
+            row[5:5] = [num(s.style_elo), interval(s.style_low, s.style_high)]
+            colour[5:5] = [None, None]
     note = (
         f"{lb.comparisons} comparisons over {lb.conversations} conversations from "
         f"{len(lb.judges)} judges. Rank: shared by the systems that cannot be told apart; '–': "
@@ -88,6 +93,9 @@ def board_table(board: Board) -> Table:
     )
     if board.best_human is not None:
         add("†", board.best_human)
+        if lb.style is not None:
+            rows[-1][5:5] = ["–", "–"]  # the Best human's separate fit has no style control
+            colours[-1][5:5] = [None, None]
         note += (
             f" † {BEST_HUMAN}: per context the human reply that won most, from a separate fit; "
             "biased upwards by that selection, so it is not ranked."
@@ -120,6 +128,40 @@ def board_method(board: Board) -> str:
         "comparisons, or every verdict from one rater. Win rates: share of comparisons won, "
         f"ties half; per axis, over the verdicts that judged the axis ('{NO_DATA}': none did)."
     )
+
+
+STYLE_METHOD = (
+    "Style control. Judges, people included, can reward a reply for being long, for asking "
+    "questions, for formatting or for stock warmth rather than for the support it gives. The "
+    "style-controlled Elo refits the same Bradley–Terry model with four covariates per "
+    "comparison: the normalised difference (a − b)/(a + b + 1) between the two replies' word "
+    "counts, questions asked (runs of '?'), markdown elements (headings, list items, emphasis, "
+    "code, links) and word pairs shared with the generic-warmth phrases (the control systems' "
+    "replies unless ratings.warmth_phrases names others), each divided by its spread over the "
+    "comparisons. What a style wins on its own goes to its coefficient, the log-odds of winning "
+    "per spread of difference, and each system's controlled Elo is what remains. A coefficient "
+    "whose interval lies above zero says the judges reward that style; a system that drops "
+    "between the plain and the controlled column won partly by style. A feature that never "
+    "differs, or that the systems compared already determine, is left out and named. Intervals "
+    "resample conversations with the plain board's draws."
+)
+
+
+def style_table(board: Board) -> Table | None:
+    """What each style feature buys on this board, with its interval; None without style
+    control."""
+    style = board.leaderboard.style
+    if style is None:
+        return None
+    lv = _level(board)
+    header = ["style feature", "coefficient (log-odds per spread)", f"{lv} CI"]
+    rows = [[c.feature, num(c.coefficient, 2), f"{c.low:.2f}–{c.high:.2f}"]
+            for c in style.coefficients]  # fmt: skip
+    rows += [[name, "left out", why] for name, why in style.dropped]
+    note = f"{style.rounds} conversation resamples." + (
+        " Some fits needed the weak ridge penalty (separation)." if style.separated else ""
+    )
+    return Table(f"Style control: {board.title}", header, rows, note, f"style-{board.key}")
 
 
 def axis_elo_table(board: Board) -> Table:
@@ -210,12 +252,14 @@ def ablation_table(board: Board) -> Table:
 def board_tables(board: Board, latency: LatencyReport | None = None) -> list[Table]:
     """Every table of one board, the leaderboard first (with a median-TTFT column when systems
     have timings)."""
+    style = style_table(board)
     return [
         with_ttft(board_table(board), latency),
         axis_elo_table(board),
         head_to_head_table(board),
         differences_table(board),
         ablation_table(board),
+        *([] if style is None else [style]),
     ]
 
 
@@ -241,7 +285,8 @@ def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Sectio
             Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
         )
     figures.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
-    blocks = [board_method(board), *figures, *others]
+    method = [board_method(board)] + ([STYLE_METHOD] if board.leaderboard.style else [])
+    blocks = [*method, *figures, *others]
     detail = Details(board_detail(board, main), blocks, f"more-{board.key}")
     return Section(board.key, board.title, [first, detail])
 
@@ -312,10 +357,35 @@ def board_files(facts: StudyFacts) -> dict[str, str]:
     for board in facts.boards:
         boards += board_rows(board, facts.audit, facts.latency)
         differences += difference_rows(board)
-    return {
+    files = {
         "leaderboard.csv": csv_text(BOARD_HEADER, boards),
         "differences.csv": csv_text(DIFFERENCE_HEADER, differences),
     }
+    styled = [b for b in facts.boards if b.leaderboard.style is not None]
+    if styled:
+        files["style.csv"] = csv_text(STYLE_HEADER, [r for b in styled for r in style_rows(b)])
+    return files
+
+
+STYLE_HEADER = ["board", "what", "name", "value", "low", "high", "note"]
+
+
+def style_rows(board: Board) -> list[list[Cell]]:
+    """Style control on one board: per system its controlled Elo and interval, per style
+    feature its coefficient and interval, and each feature left out with the reason."""
+    style = board.leaderboard.style
+    if style is None:
+        return []
+    rows: list[list[Cell]] = [
+        [board.key, "elo", s.system, s.style_elo, s.style_low, s.style_high, ""]
+        for s in board.leaderboard.standings
+    ]
+    rows += [
+        [board.key, "coefficient", c.feature, c.coefficient, c.low, c.high, ""]
+        for c in style.coefficients
+    ]
+    rows += [[board.key, "left out", name, None, None, None, why] for name, why in style.dropped]
+    return rows
 
 
 # --- figures ---

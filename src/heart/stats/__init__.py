@@ -1,5 +1,6 @@
 """Rating, agreement and strategy statistics: pure functions on arrays (Bradley–Terry, Elo,
-bootstrap, intervals, multiple comparisons, inter-rater agreement, strategy diversity, F1)."""
+bootstrap, intervals, style control, multiple comparisons, inter-rater agreement, strategy
+diversity, F1)."""
 
 from heart.stats._agreement import (
     bootstrap_krippendorff_alpha_by_conversation,
@@ -79,6 +80,16 @@ from heart.stats._online_elo import online_elo
 from heart.stats._proportions import wilson_interval
 from heart.stats._rates import RateDifference, rate_differences_by_conversation
 from heart.stats._share import Share
+from heart.stats._style import (
+    StyleBootstrap,
+    StyleControlledFit,
+    StyleDesign,
+    bootstrap_style_controlled,
+    fit_style_controlled,
+    fit_style_design,
+    style_design,
+    style_differences,
+)
 from heart.stats._wins import overall_win_rate, win_matrix, win_rates
 
 __all__ = [
@@ -102,6 +113,9 @@ __all__ = [
     "ParallelAnalysis",
     "RateDifference",
     "Share",
+    "StyleBootstrap",
+    "StyleControlledFit",
+    "StyleDesign",
     "alpha_if_dropped",
     "benjamini_hochberg",
     "bootstrap_alpha_by_conversation",
@@ -110,6 +124,7 @@ __all__ = [
     "bootstrap_krippendorff_alpha_by_conversation",
     "bootstrap_p_values",
     "bootstrap_share_by_conversation",
+    "bootstrap_style_controlled",
     "bradley_terry_mle_exists",
     "category_table",
     "chance_co_mention",
@@ -131,6 +146,8 @@ __all__ = [
     "fit_bradley_terry_batch",
     "fit_factor_analysis",
     "fit_logistic",
+    "fit_style_controlled",
+    "fit_style_design",
     "fleiss_kappa",
     "krippendorff_alpha",
     "least_squares_line",
@@ -151,6 +168,8 @@ __all__ = [
     "spearman_rounds",
     "standardise",
     "strategy_diversity",
+    "style_design",
+    "style_differences",
     "tied_ranks",
     "usage_entropy",
     "usage_rates",

@@ -1,0 +1,197 @@
+"""Style-controlled Bradley–Terry: against statsmodels, on simulated length-driven verdicts, and
+on edge cases (one conversation, a feature that never differs, two systems)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+import statsmodels.api as sm
+from scipy.special import expit
+from scipy.stats import kendalltau
+
+from heart.stats import (
+    bootstrap_style_controlled,
+    elo_from_theta,
+    fit_bradley_terry,
+    fit_style_controlled,
+    style_design,
+    style_differences,
+    win_matrix,
+)
+
+FEATURES = ("length", "questions")
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+def simulate(
+    theta: Floats,
+    words: Floats,
+    length_effect: float,
+    n: int,
+    seed: int,
+    conversations: int = 40,
+) -> tuple[Ints, Ints, Ints, Floats, Floats, Floats, Ints]:
+    """Verdicts where a beats b with σ(θa − θb + length_effect·z), z the scaled normalised
+    difference of the two replies' lengths (each reply's length drawn around its system's)."""
+    rng = np.random.default_rng(seed)
+    k = theta.size
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    length_a = rng.poisson(words[a]).astype(np.float64)
+    length_b = rng.poisson(words[b]).astype(np.float64)
+    questions_a = rng.poisson(1.0, n).astype(np.float64)
+    questions_b = rng.poisson(1.0, n).astype(np.float64)
+    d = style_differences(length_a, length_b)
+    z = d / np.sqrt((d * d).mean())
+    p = expit(theta[a] - theta[b] + length_effect * z)
+    outcome = np.where(rng.random(n) < p, 0, 1)
+    strength = rng.integers(1, 6, n).astype(np.float64)
+    style_a = np.column_stack([length_a, questions_a])
+    style_b = np.column_stack([length_b, questions_b])
+    conversation = rng.integers(0, conversations, n)
+    return a, b, outcome, strength, style_a, style_b, conversation
+
+
+def test_normalised_difference_by_hand() -> None:
+    assert style_differences([10, 0, 3], [5, 0, 3]).tolist() == [5 / 16, 0.0, 0.0]
+    with pytest.raises(ValueError, match="non-negative"):
+        style_differences([-1], [2])
+
+
+def test_fit_matches_statsmodels_logistic_regression_on_the_same_design() -> None:
+    theta = np.array([0.4, 0.0, -0.3, 0.1])
+    a, b, outcome, strength, sa, sb, _ = simulate(theta, np.array([30, 50, 20, 40.0]), 0.5, 600, 1)
+    outcome[::17] = 2  # some ties, half the weight to each side
+    fit = fit_style_controlled(a, b, outcome, strength, 4, sa, sb, FEATURES)
+    assert fit.converged and not fit.separated and fit.features == FEATURES
+
+    # The same design by hand: system 0 as the reference, features z-scored by their spread.
+    n = a.size
+    d = style_differences(sa, sb)
+    z = d / np.sqrt((d * d).mean(axis=0))
+    system = np.zeros((n, 4))
+    system[np.arange(n), a] += 1.0
+    system[np.arange(n), b] -= 1.0
+    x = np.hstack([system[:, 1:], z])
+    won_a = np.where(outcome == 0, strength, np.where(outcome == 2, strength / 2, 0.0))
+    won_b = np.where(outcome == 1, strength, np.where(outcome == 2, strength / 2, 0.0))
+    rows = np.vstack([x, x])
+    y = np.concatenate([np.ones(n), np.zeros(n)])
+    freq = np.concatenate([won_a, won_b])
+    keep = freq > 0
+    reference = sm.GLM(
+        y[keep], rows[keep], family=sm.families.Binomial(), freq_weights=freq[keep]
+    ).fit(tol=1e-13)
+    ref_theta = np.concatenate([[0.0], reference.params[:3]])
+    np.testing.assert_allclose(fit.elo, elo_from_theta(ref_theta), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(fit.coefficients, reference.params[3:], atol=1e-8, rtol=0)
+
+
+def test_swapping_which_reply_is_called_a_changes_nothing() -> None:
+    theta = np.array([0.2, -0.2, 0.0])
+    a, b, outcome, strength, sa, sb, _ = simulate(theta, np.array([20, 40, 30.0]), 0.7, 400, 2)
+    fit = fit_style_controlled(a, b, outcome, strength, 3, sa, sb, FEATURES)
+    flip = np.arange(a.size) % 2 == 0
+    swapped_outcome = np.where(flip & (outcome < 2), 1 - outcome, outcome)
+    swapped = fit_style_controlled(
+        np.where(flip, b, a),
+        np.where(flip, a, b),
+        swapped_outcome,
+        strength,
+        3,
+        np.where(flip[:, None], sb, sa),
+        np.where(flip[:, None], sa, sb),
+        FEATURES,
+    )
+    np.testing.assert_allclose(swapped.elo, fit.elo, atol=1e-8)
+    np.testing.assert_allclose(swapped.coefficients, fit.coefficients, atol=1e-10)
+
+
+def _plain_elo(a: Ints, b: Ints, outcome: Ints, strength: Floats, k: int) -> Floats:
+    winner, loser = np.where(outcome == 1, b, a), np.where(outcome == 1, a, b)
+    return fit_bradley_terry(win_matrix(winner, loser, strength, k, tie=outcome == 2)).elo
+
+
+def test_equal_systems_whose_wins_follow_length_only_are_levelled() -> None:
+    words = np.array([15.0, 30.0, 60.0, 120.0])
+    a, b, outcome, strength, sa, sb, _ = simulate(np.zeros(4), words, 1.0, 4000, 3)
+    plain = _plain_elo(a, b, outcome, strength, 4)
+    fit = fit_style_controlled(a, b, outcome, strength, 4, sa, sb, FEATURES)
+    assert list(np.argsort(plain)) == [0, 1, 2, 3]  # the plain ranking follows length
+    assert plain[3] - plain[0] > 200
+    assert np.abs(fit.elo - 1500).max() < 25  # controlled: no system stands out
+    length, questions = fit.coefficients
+    assert length > 0.8 and abs(questions) < 0.1
+
+
+def test_controlled_ranking_recovers_the_true_order_when_length_points_the_other_way() -> None:
+    theta = np.array([0.9, 0.3, -0.3, -0.9])  # system 0 strongest, but the shortest
+    words = np.array([15.0, 30.0, 60.0, 120.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 1.6, 6000, 4)
+    plain = _plain_elo(a, b, outcome, strength, 4)
+    fit = fit_style_controlled(a, b, outcome, strength, 4, sa, sb, FEATURES)
+    assert kendalltau(plain, -theta).statistic == 1.0  # the plain ranking follows length
+    assert list(np.argsort(-fit.elo)) == [0, 1, 2, 3]  # the controlled one the truth
+    np.testing.assert_allclose(fit.theta, theta, atol=0.15)
+    design = style_design(a, b, outcome, strength, 4, sa, sb, FEATURES, conv)
+    boot = bootstrap_style_controlled(design, conversations=40, rounds=100, seed=5)
+    assert boot.coefficient_low[0] > 1.0  # length clearly buys wins
+    assert boot.coefficient_low[1] < 0 < boot.coefficient_high[1]
+    assert np.all(boot.low <= fit.elo) and np.all(fit.elo <= boot.high)
+    assert boot.low[0] > boot.high[1]  # the best system is clearly above the second
+
+
+def test_one_conversation() -> None:
+    theta = np.array([0.5, 0.0, -0.5])
+    a, b, outcome, strength, sa, sb, _ = simulate(theta, np.array([20, 30, 40.0]), 0.5, 300, 6)
+    conv = np.zeros(a.size, dtype=np.int64)
+    design = style_design(a, b, outcome, strength, 3, sa, sb, FEATURES, conv)
+    boot = bootstrap_style_controlled(design, conversations=1, rounds=20, seed=1)
+    fit = fit_style_controlled(a, b, outcome, strength, 3, sa, sb, FEATURES)
+    # One conversation drawn once in every round: every round is the full data, no spread.
+    np.testing.assert_allclose(boot.low, fit.elo, atol=1e-8)
+    np.testing.assert_allclose(boot.high, fit.elo, atol=1e-8)
+    np.testing.assert_allclose(boot.coefficient_low, fit.coefficients, atol=1e-8)
+
+
+def test_a_feature_that_never_differs_is_dropped_and_named() -> None:
+    theta = np.array([0.5, 0.0, -0.5])
+    a, b, outcome, strength, sa, sb, _ = simulate(theta, np.array([20, 30, 40.0]), 0.5, 300, 7)
+    markdown = np.zeros((a.size, 1))
+    fit = fit_style_controlled(
+        a, b, outcome, strength, 3, np.hstack([sa, markdown]), np.hstack([sb, markdown + 0]),
+        (*FEATURES, "markdown"),
+    )  # fmt: skip
+    alone = fit_style_controlled(a, b, outcome, strength, 3, sa, sb, FEATURES)
+    assert fit.features == FEATURES
+    assert fit.dropped == (("markdown", "the same in both replies of every comparison"),)
+    np.testing.assert_allclose(fit.elo, alone.elo, atol=1e-10)
+    np.testing.assert_allclose(fit.coefficients, alone.coefficients, atol=1e-10)
+
+
+def test_two_systems_with_a_style_that_tracks_the_system_keep_the_system_only() -> None:
+    # Two systems, system 0 always 10 words and system 1 always 30: the length difference is
+    # the system difference, so length cannot be told apart from strength and is dropped.
+    rng = np.random.default_rng(8)
+    n = 200
+    a = rng.integers(0, 2, n)
+    b = 1 - a
+    words = np.array([10.0, 30.0])
+    style_a, style_b = words[a][:, None], words[b][:, None]
+    outcome = np.where(rng.random(n) < expit(np.where(a == 0, 0.6, -0.6)), 0, 1)
+    fit = fit_style_controlled(a, b, outcome, None, 2, style_a, style_b, ("length",))
+    assert fit.features == ()
+    assert fit.dropped[0][0] == "length" and "determined by the systems" in fit.dropped[0][1]
+    plain = _plain_elo(a, b, outcome, np.ones(n), 2)
+    np.testing.assert_allclose(fit.elo, plain, atol=1e-8)
+
+
+def test_two_systems_with_varying_length() -> None:
+    theta = np.array([0.4, -0.4])
+    a, b, outcome, strength, sa, sb, _ = simulate(theta, np.array([20.0, 60.0]), 0.8, 2000, 9)
+    fit = fit_style_controlled(a, b, outcome, strength, 2, sa, sb, FEATURES)
+    assert fit.elo[0] > fit.elo[1]
+    assert fit.coefficients[0] > 0.5
+    np.testing.assert_allclose(fit.elo.mean(), 1500.0)
