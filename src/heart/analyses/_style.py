@@ -38,7 +38,7 @@ _EMPHASIS = re.compile(
     r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<![*\w])\*[^*\s][^*\n]*\*|(?<!\w)_[^_\s][^_\n]*_(?!\w)"
 )
 _CODE = re.compile(r"```|`[^`\n]+`")
-_LINK = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")
+_LINK = re.compile(r"\[[^[\]\n]+\]\([^()\s]+\)")
 _WORD = re.compile(r"[\w']+")
 
 
