@@ -323,3 +323,32 @@ def test_a_relative_sqlite_store_is_read_from_the_study_folder(
         assert store_url(config.model_copy(update={"store": url}), study) == url
     pg = "postgresql+psycopg://heart@db.example.org/heart"
     assert store_url(config.model_copy(update={"store": pg}), study) == pg
+
+
+def test_a_batch_api_asked_for_a_model_with_replicas_is_refused_at_its_list() -> None:
+    """Replicas answer live (a batch API reaches one server): an endpoint setting that asks
+    for the batch API of a model with several replicas is refused, not silently ignored."""
+    text = """name: x
+systems:
+  - name: local
+    kind: model
+    family: f
+    model:
+      provider: openai
+      model: m
+      base_url:
+        - http://127.0.0.1:8001/v1
+        - http://127.0.0.1:8002/v1
+engine:
+  endpoints:
+    http://127.0.0.1:8001/v1: {batch: BATCH}
+"""
+    with pytest.raises(ConfigError) as err:
+        parse_study(text.replace("BATCH", "true"), "study.yaml")
+    assert str(err.value) == (
+        "study.yaml line 9: 'systems.0.model.base_url': lists 2 replicas, but engine.endpoints "
+        "sets batch: true for http://127.0.0.1:8001/v1; a batch API reaches one server and "
+        "replicas answer live: set batch: false there, or give one base_url"
+    )
+    config = parse_study(text.replace("BATCH", "false"))  # live, as it says
+    assert config.engine.batches("openai", "http://127.0.0.1:8001/v1") is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -619,6 +620,20 @@ class RatingsSpec(Strict):
     )
 
 
+def _model_sections(node: object, loc: tuple[str | int, ...]) -> Iterator[
+    tuple[tuple[str | int, ...], ModelSpec]
+]:  # fmt: skip
+    """Every model section under ``node`` (a settings object or list), with where it is."""
+    if isinstance(node, ModelSpec):
+        yield loc, node
+    elif isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            yield from _model_sections(getattr(node, name), (*loc, name))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _model_sections(value, (*loc, index))
+
+
 class StudyConfig(Strict):
     """The whole study file."""
 
@@ -714,6 +729,21 @@ class StudyConfig(Strict):
                 f"{{name: {name}, kind: human, family: human}} under systems, or set "
                 "people.human_system to one of them",
             )
+        return self
+
+    @model_validator(mode="after")
+    def _replicas_run_live(self) -> StudyConfig:
+        """A batch API is one server's: a model with several replicas runs live, so an
+        endpoint setting that asks for its batch API is refused rather than silently ignored."""
+        for loc, spec in _model_sections(self, ()):
+            own = self.engine.endpoints.get(spec.endpoint)
+            if len(spec.replicas) > 1 and own is not None and own.batch:
+                raise FieldProblem(
+                    (*loc, "base_url"),
+                    f"lists {len(spec.replicas)} replicas, but engine.endpoints sets batch: true "
+                    f"for {spec.endpoint}; a batch API reaches one server and replicas answer "
+                    "live: set batch: false there, or give one base_url",
+                )
         return self
 
     def _human_systems(self) -> list[str]:
