@@ -82,7 +82,8 @@ class Browser:
             while (line := await self._reader.readline()) not in (b"\r\n", b""):
                 name, _, value = line.decode("latin-1").partition(":")
                 headers.append((name.strip().lower(), value.strip()))
-            text = await self._body(dict(headers))
+            named = dict(headers)  # the last of a repeated header; cookies are read from the list
+            text = await self._body(named)
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
             self._close()
             raise Closed from exc
@@ -92,7 +93,7 @@ class Browser:
         for name, value in headers:
             if name == "set-cookie":
                 self._keep_cookie(value)
-        if dict(headers).get("connection", "").lower() == "close":
+        if named.get("connection", "").lower() == "close":
             self._close()
         return Answer(int(status.split()[1]), text)
 

@@ -231,8 +231,8 @@ def claim_task(
     store: Store, rater: str, kind: str, *, now: float, seconds: float, cap: int | None = None
 ) -> tuple[Task, Standing] | None:
     """The page of the seat `claim` gives ``rater`` and where they stand at it (see
-    `standing`), read in the claim's own transaction (one transaction where a claim, then
-    `load_task` and `standing` take three)."""
+    `Standing`), read in the claim's own transaction (one transaction where a claim, then
+    `load_task` and a look at the standing took three)."""
     params = _claim_params(rater, kind, now, seconds, cap)
 
     def page(connection: Connection, seat: str) -> tuple[Task, Standing]:
@@ -278,13 +278,8 @@ _STANDING = select(
 )
 
 
-def standing(store: Store, rater: str, task: str, kind: str, *, now: float) -> Standing:
-    """Where ``rater`` stands at their seat ``task`` of ``kind``, read in one query."""
-    with store.connection() as connection:
-        return _standing(connection, rater, task, kind, now)
-
-
 def _standing(connection: Connection, rater: str, task: str, kind: str, now: float) -> Standing:
+    """Where ``rater`` stands at their seat ``task`` of ``kind``, read in one query."""
     params = {"p_kind": kind, "p_rater": rater, "p_now": now, "p_cap": NO_CAP, "p_task": task}
     done, spent, served, open_ = connection.execute(_STANDING, params).one()
     return Standing(int(done), float(spent or 0.0), served, int(open_ or 0))
