@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from heart.cores import usable_cores
 from heart.errors import HeartError
 from heart.models._cores import (
     MIN_WINDOW,
@@ -18,7 +19,6 @@ from heart.models._cores import (
     free_cores,
     look,
     others_busy,
-    usable_cores,
 )
 from heart.models.embedded import embedded_threads, fixed_threads, llama_settings
 

@@ -5,7 +5,6 @@ where the conversations are too few to estimate one honestly."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -15,6 +14,7 @@ from scipy.stats import kendalltau
 
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._style import StyleControl, StyleInputs, build_style_control
+from heart.cores import usable_cores
 from heart.frames import records_frame
 from heart.stats import (
     EloDifference,
@@ -36,9 +36,7 @@ from heart.types import Axis
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
-ONLINE_WORKERS = min(
-    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4
-)
+ONLINE_WORKERS = min(usable_cores(), 4)
 """Processes the online-Elo ablation shares its orders among on a large board (one per core,
 at most four)."""
 INTERVAL_CONVERSATIONS = 5  # fewest conversations a system's interval can honestly rest on

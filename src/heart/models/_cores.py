@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from heart.cores import usable_cores
+
 PROC_STAT = Path("/proc/stat")
 # /proc/stat's cpu columns that are time some process (or another guest) had the core:
 # user, nice, system, irq, softirq, steal (guest time is already counted in user)
@@ -43,14 +45,6 @@ def look(stat: Path = PROC_STAT) -> CpuLook | None:
         busy=sum(ticks[i] for i in _BUSY_COLUMNS) / per_second,
         own=times.user + times.system,
     )
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def others_busy(before: CpuLook, after: CpuLook) -> float:

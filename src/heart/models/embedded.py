@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from heart.config import ProviderName
+from heart.cores import usable_cores
 from heart.endpoints import IN_PROCESS
 from heart.errors import HeartError
 from heart.models._batch import BatchAPI
-from heart.models._cores import FreeCores, usable_cores
+from heart.models._cores import FreeCores
 from heart.models._errors import ModelCallError
 from heart.models._protocol import ChatModel, ChatRequest, ChatResponse
 

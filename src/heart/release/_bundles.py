@@ -18,6 +18,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from heart.config import STUDY_FILE, StudyConfig, parse_study
+from heart.cores import usable_cores
 from heart.errors import ConfigError, ImportRefused
 from heart.import_checks import (
     KeyTwice,
@@ -34,6 +35,7 @@ from heart.provenance import (
     parse_provenance,
     record_imported,
 )
+from heart.release._read_ahead import ReadAhead, reader
 from heart.release._rows import (
     BUNDLE_FIX,
     TABLES,
@@ -329,6 +331,10 @@ def _check_file(path: Path, digest: str) -> None:
 CHUNK = 10_000
 """Lines of a bundle's table read, checked and stored at a time."""
 
+READ_AHEAD_BYTES = 64 << 20
+"""Table files at least this large in all are read ahead, in a process of their own
+(``ReadAhead``), when there are two cores."""
+
 
 def _lines(path: Path, digest: str) -> Iterator[list[str]]:
     """The lines of a bundle's table file, READ_BLOCK bytes read (and hashed) at a time. The
@@ -359,15 +365,17 @@ def _lines(path: Path, digest: str) -> Iterator[list[str]]:
             raise altered from None
 
 
-def _chunks(path: Path, model: type[Base], digest: str, version: int) -> Iterator[list[Row]]:
-    """The rows of a bundle's table file, CHUNK lines at a time, each parsed and checked
+def _chunks(
+    path: Path, model: type[Base], digest: str, version: int, size: int
+) -> Iterator[list[Row]]:
+    """The rows of a bundle's table file, ``size`` lines at a time, each parsed and checked
     (``_check_rows``)."""
     waiting: list[str] = []
     first = 1
     for lines in itertools.chain(_lines(path, digest), [[]]):
         waiting += lines
-        while len(waiting) >= CHUNK or (waiting and not lines):
-            chunk, waiting = waiting[:CHUNK], waiting[CHUNK:]
+        while len(waiting) >= size or (waiting and not lines):
+            chunk, waiting = waiting[:size], waiting[size:]
             rows, read = read_lines(path, chunk, first)
             first += len(chunk)
             _check_rows(path, model, rows, version, plain_lines(read.lines), read)
@@ -400,12 +408,25 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
     study it came from is kept beside the importing study's own (``provenance.json`` in the
     summary), never in its place."""
 
+    tables = [(name, model) for name, model in TABLES if name in bundle.tables]
+    readers = [
+        reader(_chunks, bundle.path / name, model, bundle.tables[name], bundle.version, CHUNK)
+        for name, model in tables
+    ]
+    size = sum((bundle.path / name).stat().st_size for name, _ in tables)
+
     def write(session: Session) -> ImportSummary:
         writer = RowWriter(session, lambda name, number: f"{bundle.path / name} line {number}")
-        for name, model in TABLES:
-            if name in bundle.tables:
-                chunks = _chunks(bundle.path / name, model, bundle.tables[name], bundle.version)
-                writer.add_table(name, chunks)
+        if size < READ_AHEAD_BYTES or usable_cores() < 2:
+            for (name, _), read in zip(tables, readers, strict=True):
+                writer.add_table(name, read())
+        else:  # large: read, parsed and checked on the other core while rows are stored here
+            ahead = ReadAhead(readers)
+            try:
+                for name, _ in tables:
+                    writer.add_table(name, ahead.chunks())
+            finally:
+                ahead.close()
         summary = writer.summary
         if bundle.provenance is not None and summary.added:  # adding nothing made nothing
             added, unchanged = record_imported(session, bundle.provenance)

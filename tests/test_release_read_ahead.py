@@ -1,0 +1,139 @@
+"""A large bundle's files are read, parsed and checked in a process of their own while the rows
+are stored: the rows stored, the counts and every refusal are those of reading the files in the
+importing process, and the reading process never outlives the import."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heart.errors import ImportRefused
+from heart.release import _bundles, _read_ahead, import_bundle
+from heart.release._read_ahead import ReadAhead, pack, reader, unpack
+
+from .rows import refused_bundle
+from .test_release_bundles import _sign
+from .test_release_streaming import _bundle, _rows_of, _small_chunks, _store
+
+started: list[ReadAhead] = []
+
+
+class _Watched(ReadAhead):
+    """ReadAhead, each one kept to look at after the import."""
+
+    def __init__(self, readers: list[Any]) -> None:
+        super().__init__(readers)
+        started.append(self)
+
+
+@pytest.fixture
+def read_ahead(monkeypatch: pytest.MonkeyPatch) -> list[ReadAhead]:
+    """Every bundle read ahead, however small, in chunks of 5 rows."""
+    started.clear()
+    monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 0)
+    monkeypatch.setattr(_bundles, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_bundles, "ReadAhead", _Watched)
+    _small_chunks(monkeypatch)
+    return started
+
+
+def test_rows_packed_by_column_come_back_as_they_were() -> None:
+    rows = [(3, {"id": "a", "axes": {"H": 1}, "n": None}), (5, {"n": 2, "id": "b", "axes": {}})]
+    packed = pack(rows)
+    assert packed == ([3, 5], ["id", "axes", "n"], [["a", "b"], [{"H": 1}, {}], [None, 2]])
+    assert unpack(packed) == rows
+
+
+def test_a_bundle_read_ahead_stores_what_one_read_here_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: list[ReadAhead]
+) -> None:
+    bundle = _bundle(tmp_path, items=4)
+    ahead = import_bundle(_store(tmp_path / "ahead.db"), bundle)
+    assert len(read_ahead) == 1 and not read_ahead[0]._process.is_alive()
+    monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
+    here = import_bundle(_store(tmp_path / "here.db"), bundle)
+    assert len(read_ahead) == 1  # the second import read its files itself
+    assert ahead == here and ahead.added["judgments.jsonl"] == 24
+    assert _rows_of(_store(tmp_path / "ahead.db")) == _rows_of(_store(tmp_path / "here.db"))
+    monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 0)
+    again = import_bundle(_store(tmp_path / "ahead.db"), bundle)  # all stored: read ahead again
+    assert (
+        len(read_ahead) == 2
+        and again.added == {}
+        and again.unchanged
+        == {name: n for name, n in here.added.items() if name != "provenance.json"}
+    )
+
+
+def test_a_line_refused_while_read_ahead_is_refused_as_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: list[ReadAhead]
+) -> None:
+    bundle = _bundle(tmp_path, items=4)
+    path = bundle / "rationale_codes.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = json.loads(lines[-1])
+    bad["span_start"] = "seven"
+    path.write_text("".join(lines[:-1]) + json.dumps(bad) + "\n", encoding="utf-8")
+    _sign(bundle)
+    message = refused_bundle(bundle, tmp_path / "refused.db")
+    assert message.startswith(f"{path} line {len(lines)}: 'span_start'"), message
+    assert read_ahead and not read_ahead[-1]._process.is_alive()  # the store is as it was
+    monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
+    assert refused_bundle(bundle, tmp_path / "here.db") == message and len(read_ahead) == 1
+
+
+def test_a_row_refused_here_stops_the_reading_at_once(
+    tmp_path: Path, read_ahead: list[ReadAhead]
+) -> None:
+    bundle = _bundle(tmp_path, items=40)
+    path = bundle / "pairs.jsonl"  # refused here (its reply is unknown), files later still read
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["a_id"] = "nobody"
+    path.write_text(json.dumps(first) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    _sign(bundle)
+    assert refused_bundle(bundle, tmp_path / "refused.db") == (
+        f"{path} line 1: 'a_id' refers to unknown completion 'nobody'; add it to the study (or "
+        "the bundle) first"
+    )
+    reading = read_ahead[-1]._process
+    assert not reading.is_alive() and reading.exitcode is not None
+
+
+def _dies() -> list[Any]:
+    os._exit(3)
+
+
+def _reads(rows: int) -> list[list[tuple[int, dict[str, Any]]]]:
+    return [[(n, {"id": str(n)}) for n in range(1, rows + 1)]]
+
+
+def _refuses() -> list[Any]:
+    raise ImportRefused("table.jsonl line 2: refused")
+
+
+def _fails() -> list[Any]:
+    raise KeyError("nothing")
+
+
+def test_a_reading_that_ends_refused_failed_or_killed_is_told_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_read_ahead, "LOOK", 0.05)
+    ahead = ReadAhead([reader(_reads, 3), reader(_refuses)])
+    assert list(ahead.chunks()) == [[(1, {"id": "1"}), (2, {"id": "2"}), (3, {"id": "3"})]]
+    with pytest.raises(ImportRefused, match=r"^table.jsonl line 2: refused$"):
+        list(ahead.chunks())
+    ahead.close()
+    ahead = ReadAhead([reader(_fails)])
+    with pytest.raises(RuntimeError, match=r"(?s)reading the import.s files failed:.*KeyError"):
+        list(ahead.chunks())
+    ahead.close()
+    ahead = ReadAhead([reader(_dies)])
+    with pytest.raises(RuntimeError, match=r"ended \(exit code 3\) before it read them all"):
+        list(ahead.chunks())
+    ahead.close()
