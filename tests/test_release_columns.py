@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import Index, inspect, text
 from sqlalchemy.orm import Session
 
 from heart.errors import ImportRefused
 from heart.import_checks import MAX_INT, check_row, checked_columns
-from heart.release import import_bundle
+from heart.release import _rows, import_bundle
 from heart.release._rows import REFERENCES, TABLES, ImportSummary, store_rows
 from heart.store import JudgmentRow, RationaleCodeRow, Store, open_store
 
-from .rows import refused_bundle
+from .rows import refused_bundle, snapshot
 from .test_release_bundles import _sign
-from .test_release_streaming import _bundle
+from .test_release_streaming import _bundle, _small_chunks
 
 
 def test_every_foreign_key_is_a_reference_the_import_checks() -> None:
@@ -182,3 +182,51 @@ def test_the_cycle_collector_rests_while_an_import_runs_and_only_then(tmp_path: 
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _indexes(store: Store) -> list[tuple[str, str]]:
+    with store.engine.connect() as connection:
+        rows = connection.execute(
+            text("SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name")
+        )
+        return [(name, sql) for name, sql in rows]
+
+
+def test_a_large_imports_plain_indexes_are_built_at_its_end_and_kept_if_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _bundle(tmp_path, items=40)  # 240 verdicts
+    kept = open_store(f"sqlite:///{tmp_path / 'kept.db'}")
+    import_bundle(kept, bundle)
+    dropped: list[str] = []
+    real_drop = Index.drop
+
+    def drop(index: Index, bind: Any, checkfirst: bool = False) -> None:
+        dropped.append(str(index.name))
+        real_drop(index, bind, checkfirst)
+
+    monkeypatch.setattr(Index, "drop", drop)
+    monkeypatch.setattr(_rows, "DEFER_INDEXES", 200)
+    _small_chunks(monkeypatch)
+    store = open_store(f"sqlite:///{tmp_path / 'heart.db'}")
+    before = _indexes(store)
+    summary = import_bundle(store, bundle)
+    assert summary.added["judgments.jsonl"] == 240  # judgments alone: 200 rows or more
+    assert dropped == ["ix_judgments_judge", "ix_judgments_pair_id"]
+    assert _indexes(store) == before
+    assert snapshot(store) == snapshot(kept) | {
+        "bundle_provenance": snapshot(store)["bundle_provenance"]
+    }
+    with store.engine.connect() as connection:  # the rebuilt index is the one a lookup uses
+        plan = connection.execute(
+            text("EXPLAIN QUERY PLAN SELECT id FROM judgments WHERE judge = 'j1'")
+        ).all()
+    assert "ix_judgments_judge" in str(plan)
+    # refused in its last table: the indexes dropped on the way are back with the rollback
+    path = bundle / "rationale_codes.jsonl"
+    path.write_text(path.read_text(encoding="utf-8") + "{}\n", encoding="utf-8")
+    _sign(bundle)
+    fresh = open_store(f"sqlite:///{tmp_path / 'fresh.db'}")
+    with pytest.raises(ImportRefused, match="columns do not match"):
+        import_bundle(fresh, bundle)
+    assert "ix_judgments_judge" in dropped[2:] and _indexes(fresh) == before

@@ -16,14 +16,15 @@ from operator import itemgetter
 from typing import Any
 
 from heart.errors import ImportRefused
-from heart.release._rows import Row
+from heart.release._rows import Row, collector_paused
 
 Reader = Callable[[], Iterable[list[Row]]]
 """The chunks of rows of one file, read and checked (picklable: a module's function with its
 arguments bound)."""
 
-WAITING = 2
-"""Chunks read ahead and not yet taken, at most: memory holds a few chunks, not the files."""
+WAITING = 8
+"""Chunks read ahead and not yet taken, at most (a chunk of verdicts is a few MB): memory holds
+a few chunks, not the files."""
 
 LOOK = 1.0
 """Seconds between looks at whether the reading process is still alive while waiting."""
@@ -37,7 +38,10 @@ def pack(rows: list[Row]) -> Packed:
     checked chunk has the same columns."""
     names = list(rows[0][1])
     records = [record for _, record in rows]
-    return [n for n, _ in rows], names, [list(map(itemgetter(c), records)) for c in names]
+    if len(names) == 1:
+        return [n for n, _ in rows], names, [[record[names[0]] for record in records]]
+    columns = [list(column) for column in zip(*map(itemgetter(*names), records), strict=True)]
+    return [n for n, _ in rows], names, columns
 
 
 def unpack(packed: Packed) -> list[Row]:
@@ -53,11 +57,12 @@ def _read(readers: list[Reader], waiting: Any) -> None:
     """In the reading process: each file's chunks in order, then its end; a refusal or a
     failure ends the reading."""
     try:
-        for read in readers:
-            for rows in read():
-                if rows:
-                    waiting.put(("rows", pack(rows)))
-            waiting.put(("end", None))
+        with collector_paused():  # the rows hold no cycles, as where they are stored
+            for read in readers:
+                for rows in read():
+                    if rows:
+                        waiting.put(("rows", pack(rows)))
+                waiting.put(("end", None))
     except ImportRefused as refused:
         waiting.put(("refused", str(refused)))
     except BaseException:  # the reading's own failure, told to the process that waits on it

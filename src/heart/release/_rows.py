@@ -15,7 +15,16 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, Connection, UniqueConstraint, insert, inspect, select, tuple_
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Index,
+    UniqueConstraint,
+    insert,
+    inspect,
+    select,
+    tuple_,
+)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -331,6 +340,10 @@ LOOKUP = 500
 INSERT = 10_000
 """Rows inserted per statement: the database gets them many at a time, and memory stays small."""
 
+DEFER_INDEXES = 100_000
+"""Rows an import adds to a table before its plain indexes are set aside until the end
+(``_TableAdd._set_indexes_aside``)."""
+
 
 def _rows_by_key(
     connection: Connection, model: type[Base], keys: list[tuple[Any, ...]]
@@ -367,6 +380,7 @@ class _TableAdd:
         self.owners: Owners = {}
         self.seen: dict[tuple[Any, ...], int] = {}  # key -> the line that first gave it
         self.added = self.unchanged = self.repeated = 0
+        self.set_aside: list[Index] = []  # indexes dropped while rows go in, built at the end
 
     def add(self, rows: list[Row]) -> None:
         if self.held is None:
@@ -381,6 +395,7 @@ class _TableAdd:
             self.seen.update(zip(keys, (number for number, _ in rows), strict=True))
             self._insert(records)
             self.added += len(records)
+            self._set_indexes_aside()
             return
         # rows stored before, and the first of a key an earlier chunk gave (stored by now)
         wanted = {k for k in keys if k in self.held or k in self.seen}
@@ -442,6 +457,30 @@ class _TableAdd:
         for unique, values in claims:
             self.owners[unique].update(zip(values, keys, strict=True))
         return True
+
+    def _set_indexes_aside(self) -> None:
+        """On SQLite, once an import has added DEFER_INDEXES rows or more and at least as many
+        as the table held, drop the table's plain (not unique) indexes until ``finish``: one
+        index built from every row at the end is quicker than one kept row by row, in random
+        order. Dropped inside the import's transaction, they are back if it rolls back."""
+        if (
+            self.set_aside
+            or self.connection.dialect.name != "sqlite"
+            or self.added < max(DEFER_INDEXES, len(self.held or ()))
+        ):
+            return
+        table = Base.metadata.tables[str(self.model.__tablename__)]
+        self.set_aside = sorted(
+            (index for index in table.indexes if not index.unique), key=lambda i: str(i.name)
+        )
+        for index in self.set_aside:
+            index.drop(self.connection)
+
+    def finish(self) -> None:
+        """Build the indexes set aside while the rows went in."""
+        for index in self.set_aside:
+            index.create(self.connection)
+        self.set_aside = []
 
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
@@ -536,6 +575,7 @@ class RowWriter:
             if name in OWN_WORK:
                 self._refuse_own_work(name, rows)
             table.add(rows)
+        table.finish()
         for kept, n in zip(
             (self.summary.added, self.summary.unchanged, self.summary.repeated),
             (table.added, table.unchanged, table.repeated),
@@ -680,7 +720,7 @@ def _import_session(store: Store) -> Iterator[Session]:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cycle collector held off while an import runs: the rows it reads, checks and
     stores hold no cycles (counting references frees each), yet every collection of the oldest
     generation would walk each key a large import keeps, again and again."""
@@ -703,7 +743,7 @@ def store_rows(
     store locked too long, is reported in one line naming ``source``; nothing is imported."""
     for attempt in range(1, RACE_ATTEMPTS + 1):
         try:
-            with _import_session(store) as session, _collector_paused():
+            with _import_session(store) as session, collector_paused():
                 return write(session)
         except IntegrityError as exc:
             problem = _first_line(exc)
