@@ -8,10 +8,13 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
+
 from heart.config import parse_study
 from heart.rationales import load_codebook
 from heart.rationales.code import code_with_rules
-from heart.report import csv_files, gather_facts, render_html, render_markdown
+from heart.report import _aside, csv_files, gather_facts, render_html, render_markdown
+from heart.report import _facts as _facts_module
 from heart.report._facts import StudyFacts
 from heart.store import Store
 from heart.study import Study
@@ -102,3 +105,30 @@ def test_a_study_with_nothing_coded_says_how_to_code(store: Store, tmp_path: Pat
     section = _section(render_markdown(gather_facts(Study(tmp_path, parse_study(STUDY), store))))
     assert "No rationale is coded yet: run `heart rationales`" in section
     assert not [name for name in csv_files(_facts(store, tmp_path)) if "rationale" in name]
+
+
+def test_a_large_studys_figures_computed_in_another_process_are_the_same(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crafted_study(store)
+    here = _facts(store, tmp_path)
+    started: list[object] = []
+    monkeypatch.setattr(_aside, "ASIDE_VERDICTS", 1)  # every study is large
+    monkeypatch.setattr(_aside, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_facts_module, "RationalesAside", _watched(started))
+    aside = _facts(store, tmp_path)
+    assert len(started) == 1
+    assert _section(render_markdown(aside)) == _section(render_markdown(here))
+    assert {name: text for name, text in csv_files(aside).items() if "rationale" in name} == {
+        name: text for name, text in csv_files(here).items() if "rationale" in name
+    }
+    assert len(aside.rationales.codes) == len(here.rationales.codes) > 0
+
+
+def _watched(started: list[object]) -> type[_aside.RationalesAside]:
+    class Watched(_aside.RationalesAside):
+        def __init__(self, study: Study) -> None:
+            super().__init__(study)
+            started.append(self)
+
+    return Watched

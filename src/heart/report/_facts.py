@@ -40,6 +40,7 @@ from heart.garbage import fewer_collections
 from heart.people import RaterQuality, review_quality
 from heart.provenance import Provenance, study_provenance
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
+from heart.report._aside import RationalesAside, worth_aside
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -146,12 +147,36 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         }
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
+    aside = None
+    if worth_aside(sum(counts.counted for counts in judgments.values())):
+        aside = RationalesAside(study)  # on the other core while the rest is read and fitted
+    try:
+        facts = _facts(study, items, completions, judgments, pairs, families, aside)
+    except BaseException:
+        if aside is not None:
+            aside.cancel()
+        raise
+    facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
+    return facts
+
+
+def _facts(
+    study: Study,
+    items: dict[str, int],
+    completions: dict[str, tuple[int, int]],
+    judgments: dict[str, JudgeCounts],
+    pairs: int,
+    families: dict[str, str],
+    aside: RationalesAside | None,
+) -> StudyFacts:
+    """The report's facts after the counts: every analysis (the rationale figures from
+    ``aside`` when they are computed there)."""
     comparisons = load_comparisons(study.store, source="all")
     ratings = study.config.ratings
     rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
     provenance = study_provenance(study)
-    facts = StudyFacts(
+    return StudyFacts(
         name=study.config.name,
         config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
         items=items,
@@ -177,11 +202,9 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
             is not None
         ],
         strategies=strategy_report(study),
-        rationales=rationale_report(study, comparisons),
+        rationales=rationale_report(study, comparisons) if aside is None else aside.result(),
         provenance=provenance,
     )
-    facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
-    return facts
 
 
 def _boards(study: Study, comparisons: Comparisons, *, ablations: bool = True) -> list[Board]:

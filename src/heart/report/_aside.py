@@ -1,0 +1,60 @@
+"""A large study's rationale figures computed in a process of their own, on the other core,
+while this one fits the boards and the other analyses: the figures are the same, read from the
+same store."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from heart.analyses import RationaleReport, load_comparisons
+from heart.config import StudyConfig
+from heart.cores import usable_cores
+from heart.garbage import fewer_collections
+from heart.store import open_store
+from heart.study import Study
+
+ASIDE_VERDICTS = 100_000
+"""Verdicts from which a study's rationale figures are computed aside (below, starting a process
+costs more than it saves)."""
+
+
+@fewer_collections()
+def _rationales_of(root: Path, config: StudyConfig, url: str) -> RationaleReport:
+    """In the other process: the rationale figures of the study at ``root`` with the settings
+    ``config`` and the store at ``url`` (opened read-only)."""
+    from heart.report._facts import rationale_report
+
+    store = open_store(url, read_only=True)
+    try:
+        study = Study(root, config, store)
+        return rationale_report(study, load_comparisons(store, source="all"))
+    finally:
+        store.close()
+
+
+class RationalesAside:
+    """The rationale figures of ``study``, started in another process now and taken with
+    ``result()``."""
+
+    def __init__(self, study: Study) -> None:
+        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        self._future: Future[RationaleReport] = self._pool.submit(
+            _rationales_of, study.root, study.config, study.store.url
+        )
+
+    def result(self) -> RationaleReport:
+        try:
+            return self._future.result()
+        finally:
+            self._pool.shutdown(cancel_futures=True)
+
+    def cancel(self) -> None:
+        """Stop waiting for the figures (this process failed first)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def worth_aside(verdicts: int) -> bool:
+    """Whether a study of ``verdicts`` verdicts gets its rationale figures computed aside."""
+    return verdicts >= ASIDE_VERDICTS and usable_cores() >= 2
