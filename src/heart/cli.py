@@ -897,7 +897,7 @@ def _print_gate(verdict: GateVerdict) -> None:
     for note in verdict.notes:
         say(f"note: {note}", soft_wrap=True)
     for sc in verdict.scopes:
-        for why in sc.reasons:
+        for why in sc.why(verdict.margin):
             say(f"  {sc.scope}: {why}", soft_wrap=True)
     style = {"worse": "bold red", "not worse": "bold green"}.get(verdict.call, "bold yellow")
     say(

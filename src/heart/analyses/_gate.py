@@ -17,7 +17,7 @@ scopes (Bonferroni), so the gate's answer holds with the study's confidence acro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -39,8 +39,8 @@ OVERALL = "overall"
 class GateScope:
     """The candidate against the baseline on one scope (``overall`` or an axis letter):
     Elo difference (candidate minus baseline) with its corrected interval, the call, and the
-    evidence behind it. NaN numbers when the scope could not be fitted; ``reasons`` says why a
-    call is ``cannot tell``."""
+    evidence behind it. NaN numbers when the scope could not be fitted; ``reasons`` says why the
+    evidence allows no call at all (then the call is ``cannot tell`` at any margin)."""
 
     scope: str
     difference: float
@@ -55,6 +55,15 @@ class GateScope:
     baseline_conversations: int
     judges: tuple[str, ...]
     reasons: tuple[str, ...] = ()
+
+    def why(self, margin: float) -> tuple[str, ...]:
+        """Why the call is ``cannot tell`` (empty when it is not)."""
+        if self.reasons or self.call != "cannot tell":
+            return self.reasons
+        return (
+            f"the interval [{self.low:+.0f}, {self.high:+.0f}] holds −{margin:g}: the verdicts "
+            "neither show a regression beyond the margin nor rule one out",
+        )
 
 
 @dataclass(frozen=True)
@@ -103,13 +112,24 @@ class GateVerdict:
         """The two-sided level of each scope's interval."""
         return 2.0 * self.bound_level - 1.0
 
+    def at_margin(self, margin: float) -> GateVerdict:
+        """The same intervals read at another margin (they do not depend on it)."""
+        scopes = [
+            replace(s, call="cannot tell" if s.reasons else _call(s.low, s.high, margin))
+            for s in self.scopes
+        ]
+        call, reason = _decide(scopes, self.problems, margin)
+        return replace(self, margin=float(margin), scopes=scopes, call=call, reason=reason)
+
     def to_json(self) -> dict[str, Any]:
-        """Everything above as plain JSON values (NaN as null), for CI systems."""
+        """Everything above as plain JSON values (NaN as null), for CI systems; each scope's
+        ``reasons`` also say when its interval holds the margin."""
         data = asdict(self)
         data["exit_code"] = self.exit_code
         data["tests"] = self.tests
         data["interval_level"] = self.interval_level
-        for scope in data["scopes"]:
+        for scope, mine in zip(data["scopes"], self.scopes, strict=True):
+            scope["reasons"] = list(mine.why(self.margin))
             for key in ("difference", "low", "high"):
                 if not np.isfinite(scope[key]):
                     scope[key] = None
@@ -169,17 +189,9 @@ def _scope(
         difference, low, high = gap.difference, gap.low, gap.high
     else:
         difference, low, high = -gap.difference, -gap.high, -gap.low
-    call: Call = "cannot tell"
-    if not reasons:
-        if not (np.isfinite(low) and np.isfinite(high)):
-            reasons.append("no interval could be estimated")
-        else:
-            call = _call(low, high, margin)
-            if call == "cannot tell":
-                reasons.append(
-                    f"the interval [{low:+.0f}, {high:+.0f}] holds −{margin:g}: the verdicts "
-                    "neither show a regression beyond the margin nor rule one out"
-                )
+    if not reasons and not (np.isfinite(low) and np.isfinite(high)):
+        reasons.append("no interval could be estimated")
+    call = "cannot tell" if reasons else _call(low, high, margin)
     return GateScope(
         scope=name,
         difference=float(difference),
@@ -227,16 +239,22 @@ def _judges(rows: Comparisons, audits: Sequence[JudgeAudit]) -> list[GateJudge]:
     return out
 
 
-def _reason(call: Call, scopes: list[GateScope], problems: Sequence[str], margin: float) -> str:
-    """One sentence for the log of a CI job."""
+def _decide(
+    scopes: Sequence[GateScope], problems: Sequence[str], margin: float
+) -> tuple[Call, str]:
+    """The gate's call from its scopes' and one sentence saying why, for the log of a CI job:
+    a study-wide problem → cannot tell; else any scope worse → worse; else any scope that
+    cannot tell → cannot tell; else not worse."""
     if problems:
-        return "cannot tell: " + "; ".join(problems)
+        return "cannot tell", "cannot tell: " + "; ".join(problems)
+    calls = {s.call for s in scopes}
+    call: Call = next(c for c in ("worse", "cannot tell", "not worse") if c in calls)
     named = ", ".join(s.scope for s in scopes if s.call == call)
     if call == "worse":
-        return f"worse than the baseline by more than {margin:g} Elo on: {named}"
+        return call, f"worse than the baseline by more than {margin:g} Elo on: {named}"
     if call == "not worse":
-        return f"not worse than the baseline by more than {margin:g} Elo on any scope tested"
-    return f"cannot tell on: {named}"
+        return call, f"not worse than the baseline by more than {margin:g} Elo on any scope tested"
+    return call, f"cannot tell on: {named}"
 
 
 def run_gate(
@@ -292,16 +310,7 @@ def run_gate(
                level=2.0 * bound - 1.0)
         for name, part in [(OVERALL, rows), *((a.value, rows.on_axis(a)) for a in axes)]
     ] if len(rows) else []  # fmt: skip
-    calls = {s.call for s in scopes}
-    call: Call = (
-        "cannot tell"
-        if problems
-        else "worse"
-        if "worse" in calls
-        else "cannot tell"
-        if "cannot tell" in calls
-        else "not worse"
-    )
+    call, reason = _decide(scopes, problems, margin)
     return GateVerdict(
         candidate=candidate,
         baseline=baseline,
@@ -310,7 +319,7 @@ def run_gate(
         bound_level=bound,
         source=source,
         call=call,
-        reason=_reason(call, scopes, problems, margin),
+        reason=reason,
         scopes=scopes,
         judges=judges,
         items=len(rows.items),
