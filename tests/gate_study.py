@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import expit
 from sqlalchemy import insert
 
+from heart.ids import completion_id
 from heart.stats import ELO_SCALE
 from heart.store import (
     CompletionRow,
@@ -42,7 +43,7 @@ def study_file(judges: Sequence[str], rounds: int) -> str:
         f"  - {{name: {s}, kind: model, family: {s}, model: {{provider: openai, model: {s}}}}}"
         for s in SYSTEMS
     ]
-    lines += ["judges:"]
+    lines += ["judges:"] if judges else []
     lines += [f"  - {{name: {j}, family: fam-{j}, model: {{provider: openai, model: {j}}}}}"
               for j in judges]  # fmt: skip
     lines += ["ratings:", f"  bootstrap_rounds: {rounds}"]
@@ -62,7 +63,8 @@ def simulate(
     """Store ``items`` items (numbered from ``start``), every system's reply to each and every
     pair judged once by each judge, and return the verdicts stored. ``drop`` lowers the
     candidate on an axis by so many Elo; its overall verdicts follow the mean of its axes. The
-    judges of ``first_shown`` pick the reply shown first, whatever it is."""
+    judges of ``first_shown`` pick the reply shown first, whatever it is. Without judges no pair
+    is stored (verdicts can then be imported)."""
     rng = np.random.default_rng(seed)
     theta = {s: np.full(len(AXES), STRENGTH[s]) for s in SYSTEMS}
     for axis, elo in (drop or {}).items():
@@ -92,14 +94,14 @@ def simulate(
         for s in SYSTEMS:
             words = " ".join(["word"] * int(rng.integers(10, 30)))
             rows[CompletionRow].append(
-                {"id": f"cp{i}-{s}", "item_id": f"i{i}", "system": s, "contributor": "",
-                 "status": "ok", "text": words, "created_at": "x"}
+                {"id": completion_id(f"i{i}", s), "item_id": f"i{i}", "system": s,
+                 "contributor": "", "status": "ok", "text": words, "created_at": "x"}
             )  # fmt: skip
-        for x, y in itertools.combinations(SYSTEMS, 2):
+        for x, y in itertools.combinations(SYSTEMS, 2) if judges else ():
             pid = f"p{i}-{x}-{y}"
             rows[PairRow].append(
-                {"id": pid, "item_id": f"i{i}", "a_id": f"cp{i}-{x}", "b_id": f"cp{i}-{y}",
-                 "design": "all"}
+                {"id": pid, "item_id": f"i{i}", "a_id": completion_id(f"i{i}", x),
+                 "b_id": completion_id(f"i{i}", y), "design": "all"}
             )  # fmt: skip
             gap = quality[x] - quality[y]
             for j in judges:
@@ -146,3 +148,19 @@ def write_gate_study(
     simulate(store, items=items, drop=drop, judges=judges, first_shown=first_shown, seed=seed)
     store.close()
     return root
+
+
+def rater_file(path: Path, raters: Sequence[str], *, items: int, seed: int) -> int:
+    """A judgments file (the import's CSV columns) in which each of ``raters`` compares the
+    candidate and the baseline with each other system on every item, both as strong as each
+    other, the reply shown first as a_system; returns its rows."""
+    rng = np.random.default_rng(seed)
+    lines = ["item_id,judge,a_system,b_system,winner,strength"]
+    for i, r in itertools.product(range(items), raters):
+        for x, y in itertools.combinations(SYSTEMS, 2):
+            first, second = (x, y) if rng.random() < 0.5 else (y, x)
+            gap = STRENGTH[first] - STRENGTH[second]
+            winner = "a" if rng.random() < expit(gap) else "b"
+            lines.append(f"i{i},{r},{first},{second},{winner},{int(rng.integers(1, 4))}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines) - 1
