@@ -63,8 +63,11 @@ def server() -> Iterator[FaultServer]:
         yield fault_server
 
 
-def _study(root: Path, server: FaultServer) -> Path:
-    create_study(root, demo=True)
+def _study(root: Path, server: FaultServer, *, more: tuple[str, ...] = ()) -> Path:
+    """The demo study with two priced models, the original, a control and one judge (``more``:
+    further model systems, by name), 3 items; a new study unless it exists."""
+    if not (root / "study.yaml").exists():
+        create_study(root, demo=True)
 
     def model(name: str, more: str = "") -> str:
         return f"{{provider: openai, base_url: '{server.openai_base_url}', model: {name}{more}}}"
@@ -78,6 +81,7 @@ def _study(root: Path, server: FaultServer) -> Path:
             f"{{name: sys-b, kind: model, family: b, model: {mb}}}",
             "{name: esconv-original, kind: dataset, family: dataset}",
             "{name: warmth, kind: control, family: control, reply: That sounds so hard.}",
+            *(f"{{name: {m}, kind: model, family: {m}, model: {model(m)}}}" for m in more),
         ],
         [f"{{name: judge, family: j, model: {model('mj', priced)}}}"],
         f"strategies: {{classifier: {model('mc')}}}\nrationales: {{coder: {model('mr')}}}\n"
@@ -138,6 +142,51 @@ def test_a_dry_run_before_anything_exists_prices_every_stage_a_run_then_makes(
     assert after["judge"][:2] == (18, 0) and after["strategies"][:2] == (12, 0)
     assert after["judge"][2:] == planned["judge"][2:]  # the same tokens in, the same cost
     assert after["strategies"][2:] == planned["strategies"][2:]
+
+
+def test_a_system_added_to_a_finished_study_costs_only_its_replies_and_pairs(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    root = _study(tmp_path / "s", server)
+    heart("run", "--study", root)
+    with open_study(root) as study:
+        done = _planned(pipeline.dry_run(study))
+        before = _verdicts(study)
+    assert {stage: counts[0] for stage, counts in done.items()} == dict.fromkeys(done, 0)
+
+    _study(root, server, more=("sys-c",))
+    with open_study(root) as study:
+        added = _planned(pipeline.dry_run(study))
+    # 3 items: 3 replies of sys-c; it meets the 4 other systems on each item: 12 pairs, each
+    # judged once; its 3 replies labelled; the 12 new verdicts' rationales coded
+    assert {stage: counts[0] for stage, counts in added.items()} == {
+        "generate": 3, "judge": 12, "strategies": 3, "rationales": 12,
+    }  # fmt: skip
+    table = heart("run", "--dry-run", "--study", root).stdout.splitlines()
+    row = next(line for line in table if " mj " in line)
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    # only the new pairs are listed: 12 calls, none cached, all new, all reading a reply not
+    # generated yet
+    assert cells[2:7] == ["mj", "12", "0", "12", "12"]
+
+    server.reset()
+    heart("run", "--study", root)  # the real run asks just that
+    asked = Counter(_kind(r.body) for r in server.requests)
+    assert asked == {stage: counts[0] for stage, counts in added.items()}
+    judged = [r for r in server.requests if _kind(r.body) == "judge"]
+    with open_study(root) as study:
+        after = _verdicts(study)
+    assert {k: after[k] for k in before} == before  # old verdicts untouched
+    assert len(after) == len(before) + 12 == len(judged) + len(before)
+
+
+def _verdicts(study: Any) -> dict[str, tuple[str | None, str]]:
+    from sqlalchemy import select
+
+    from heart.store import JudgmentRow
+
+    with study.store.session() as s:
+        return {r.id: (r.winner, r.judge) for r in s.scalars(select(JudgmentRow))}
 
 
 def _delete(root: Path, table: str) -> None:

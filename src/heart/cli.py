@@ -25,6 +25,7 @@ from heart.console import console, say, show
 from heart.errors import HeartError
 
 if TYPE_CHECKING:
+    from heart.analyses import GateVerdict
     from heart.batches import BatchLine
     from heart.check import CheckReport
     from heart.engine import Progress, RunSummary
@@ -857,6 +858,120 @@ def leaderboard(
     show(terminal_table(facts, board))
     for line in terminal_conclusions(facts, board):
         say(line)
+
+
+def _print_gate(verdict: GateVerdict) -> None:
+    """One screen: what was compared on what, per scope the gap, its interval and the evidence,
+    the judges, and the answer with why."""
+    from heart.analyses import EXIT_CODES
+
+    say(
+        f"{verdict.candidate} (candidate) against {verdict.baseline} (baseline): "
+        f"{verdict.items} shared items, {verdict.conversations} conversations, "
+        f"{verdict.verdicts} verdicts of {verdict.source} judges",
+        soft_wrap=True,
+    )
+    if verdict.scopes:
+        table = Table(
+            title=f"Elo of the candidate minus the baseline's; {verdict.interval_level:.1%} "
+            f"intervals (each end a {verdict.bound_level:.2%} bound: {verdict.tests} "
+            f"scope{'s' * (verdict.tests > 1)} tested, {verdict.confidence:.0%} in all)"
+        )
+        for col in ("scope", "difference", "interval", "call", "verdicts", "cand./base.",
+                    "head-to-head", "conversations", "judges"):  # fmt: skip
+            table.add_column(col, justify="left" if col in ("scope", "call") else "right")
+        for sc in verdict.scopes:
+            known = sc.low == sc.low and sc.high == sc.high
+            table.add_row(
+                sc.scope, "–" if sc.difference != sc.difference else f"{sc.difference:+.0f}",
+                f"[{sc.low:+.0f}, {sc.high:+.0f}]" if known else "–", sc.call,
+                str(sc.verdicts), f"{sc.candidate_verdicts}/{sc.baseline_verdicts}",
+                str(sc.head_to_head),
+                f"{sc.candidate_conversations}/{sc.baseline_conversations}", str(len(sc.judges)),
+            )  # fmt: skip
+        show(table)
+    judges = ", ".join(
+        f"{j.judge} ({j.verdicts}{', FLAGGED' if j.flagged else ''})" for j in verdict.judges
+    )
+    say(f"judges (verdicts): {judges or 'none'}", soft_wrap=True)
+    for note in verdict.notes:
+        say(f"note: {note}", soft_wrap=True)
+    for sc in verdict.scopes:
+        for why in sc.why(verdict.margin):
+            say(f"  {sc.scope}: {why}", soft_wrap=True)
+    style = {"worse": "bold red", "not worse": "bold green"}.get(verdict.call, "bold yellow")
+    say(
+        (f"{verdict.call.upper()} (exit {EXIT_CODES[verdict.call]})", style),
+        f": {verdict.reason} (margin {verdict.margin:g} Elo).",
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def gate(
+    candidate: Annotated[
+        str, typer.Option("--candidate", help="The new system, as named in the study file.")
+    ],
+    baseline: Annotated[
+        str, typer.Option("--baseline", help="The system it must not be worse than.")
+    ],
+    study: StudyOption = Path("."),
+    axes: Annotated[
+        str | None,
+        typer.Option(
+            "--axes",
+            help="The axes to test besides the overall verdict, as letters: H,E,A,R,T "
+            "(default: every axis the verdicts judged). Each one tested widens every interval.",
+        ),
+    ] = None,
+    margin: Annotated[
+        float,
+        typer.Option(
+            "--margin",
+            min=0,
+            help="The drop in Elo the gate tolerates: worse beyond it fails, not worse beyond "
+            "it passes.",
+        ),
+    ] = 50.0,
+    judges: Annotated[
+        str, typer.Option(help="Whose verdicts: 'llm' judges, 'human' raters, or 'all'.")
+    ] = "llm",
+    json_file: Annotated[
+        Path | None,
+        typer.Option("--json", help="Also write the verdict, its reason and numbers to this file."),
+    ] = None,
+) -> None:
+    """Gate a new system for CI: is the candidate worse than the baseline by more than the
+    margin, overall or on any axis, on the items both were compared on?
+
+    Every interval comes from the conversation bootstrap and is corrected for the number of
+    scopes tested, so the answer holds with the study's confidence (ratings.level) across all
+    of them. Exits 1 when the candidate is worse beyond the margin on some scope; 0 when it is
+    not worse beyond it on every scope; 2 when the data cannot tell: an interval holds the
+    margin, a system's standing is preliminary (ratings.preliminary), the two were never
+    compared on the same items, or the judge audit flags a judge.
+    """
+    import json
+
+    from heart import pipeline
+
+    chosen = None if axes is None else [a.strip().upper() for a in axes.split(",") if a.strip()]
+    with _study(study) as s:
+        verdict = pipeline.gate(
+            s, candidate, baseline, axes=chosen, margin=margin,
+            judges=judges,  # type: ignore[arg-type]
+        )  # fmt: skip
+    _print_gate(verdict)
+    if json_file is not None:
+        try:
+            json_file.write_text(json.dumps(verdict.to_json(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise HeartError(
+                f"--json {json_file}: cannot write it ({error.strerror}); name a file in a "
+                "folder that exists"
+            ) from None
+        say(f"Verdict written to {json_file}", soft_wrap=True)
+    raise typer.Exit(verdict.exit_code)
 
 
 @app.command()

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         Boards,
         CapabilityReport,
         FactorStructure,
+        GateVerdict,
         JudgeAudit,
         LatencyReport,
         Leaderboard,
@@ -307,6 +308,60 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
         rows, source, subset, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(),
         style=study.style_inputs(rows.completions),
+    )  # fmt: skip
+
+
+DEFAULT_MARGIN = 50.0
+"""The gate's margin when none is given: a drop of 50 Elo (a 43/57 head-to-head share)."""
+
+
+def gate(
+    study: Study,
+    candidate: str,
+    baseline: str,
+    *,
+    axes: Sequence[str] | None = None,
+    margin: float = DEFAULT_MARGIN,
+    judges: Source = "llm",
+) -> GateVerdict:
+    """The regression gate: is ``candidate`` worse than ``baseline`` by more than ``margin`` Elo,
+    overall or on any of ``axes`` (letters; default every axis the verdicts judged), on the
+    items both were compared on, by the verdicts of ``judges``? ``.call`` and ``.exit_code``
+    answer (``worse`` 1, ``not worse`` 0, ``cannot tell`` 2); ``.to_json()`` for CI systems.
+
+    A HeartError names the study's systems for a name it does not have, or the axes for a
+    letter that is not one."""
+    from heart.analyses import audit_judges, load_comparisons, run_gate, verdict_counts
+    from heart.types import Axis
+
+    with study.store.session() as session:
+        known = list(session.scalars(select(SystemRow.name).order_by(SystemRow.name)))
+    for name, option in ((candidate, "candidate"), (baseline, "baseline")):
+        if name not in known:
+            raise HeartError(
+                f"--{option} {name!r}: this study has no such system; it has: "
+                f"{', '.join(known) or 'none yet'}"
+            )
+    if candidate == baseline:
+        raise HeartError(f"--candidate and --baseline are both {candidate!r}: name two systems")
+    if judges not in JUDGE_SOURCES:
+        raise HeartError(f"--judges must be llm, human or all; got {judges!r}")
+    letters = [a.value for a in Axis]
+    wrong = [a for a in axes or () if a not in letters]
+    if wrong:
+        raise HeartError(
+            f"--axes {','.join(axes or ())}: {', '.join(wrong)} is not an axis; the axes are "
+            f"{','.join(letters)}"
+        )
+    everything = load_comparisons(study.store, source="all")
+    ratings = study.config.ratings
+    audits = audit_judges(everything, verdict_counts(study.store), ratings.level)
+    return run_gate(
+        everything.by_source(judges), candidate, baseline,
+        axes=None if axes is None else [Axis(a) for a in dict.fromkeys(axes)],
+        margin=margin, audits=audits, rule=study.evidence_rule(),
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+        source=judges,
     )  # fmt: skip
 
 

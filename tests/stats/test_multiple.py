@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from heart.stats._multiple import benjamini_hochberg
+from heart.stats._multiple import benjamini_hochberg, bonferroni_level
 
 
 def test_hand_example_adjusts_and_rejects_by_the_step_up_rule() -> None:
@@ -69,3 +69,18 @@ def test_rejects_out_of_range_pvalues_and_alpha() -> None:
         benjamini_hochberg(np.array([0.2, np.inf]))
     with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1, got 0"):
         benjamini_hochberg(np.array([0.2]), alpha=0.0)
+
+
+def test_bonferroni_level_splits_the_error_among_the_tests() -> None:
+    assert bonferroni_level(0.95, 1) == pytest.approx(0.95)
+    assert bonferroni_level(0.95, 6) == pytest.approx(1 - 0.05 / 6)
+    assert bonferroni_level(0.9, 4) == pytest.approx(0.975)
+    with pytest.raises(ValueError, match="tests must be a positive integer"):
+        bonferroni_level(0.95, 0)
+
+
+def test_bonferroni_level_agrees_with_statsmodels() -> None:
+    p = np.array([0.004, 0.03, 0.2])
+    rejected, _, _, alpha_bonf = multipletests(p, alpha=0.05, method="bonferroni")
+    assert 1 - bonferroni_level(0.95, 3) == pytest.approx(alpha_bonf)
+    assert list(rejected) == list(p <= 1 - bonferroni_level(0.95, 3))

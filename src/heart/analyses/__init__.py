@@ -50,6 +50,14 @@ from heart.analyses._factors import (
     axis_scores,
     factor_structure,
 )
+from heart.analyses._gate import (
+    EXIT_CODES,
+    GateJudge,
+    GateScope,
+    GateVerdict,
+    run_gate,
+    shared_items,
+)
 from heart.analyses._hostility import (
     MIN_SEPARATION,
     MIN_SPEARMAN,
@@ -130,6 +138,7 @@ __all__ = [
     "ESCONV_MAPPING",
     "ESCONV_UNMAPPED",
     "ESCONV_UNSCORABLE",
+    "EXIT_CODES",
     "FACTOR_ROUGH_BELOW",
     "INTERVAL_CONVERSATIONS",
     "MIN_CORRELATION_SYSTEMS",
@@ -160,6 +169,9 @@ __all__ = [
     "EqualIndex",
     "EvidenceRule",
     "FactorStructure",
+    "GateJudge",
+    "GateScope",
+    "GateVerdict",
     "IntervalEstimate",
     "JudgeAudit",
     "KeptHostility",
@@ -223,6 +235,8 @@ __all__ = [
     "position_problem",
     "rater_alpha",
     "reply_style",
+    "run_gate",
+    "shared_items",
     "system_latencies",
     "verdict_counts",
     "warmth_pairs",

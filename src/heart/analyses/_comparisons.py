@@ -142,6 +142,15 @@ class Comparisons:
             judgments=pick(self.judgments, np.flatnonzero(mask).tolist()),
         )
 
+    def on_axis(self, axis: Axis) -> Comparisons:
+        """The verdicts that judged ``axis``, with that axis's outcome as the outcome and its
+        strength as the weight: each at least one, "none" a tie of weight one."""
+        k = list(Axis).index(axis)
+        judged = self.select(self.axis_given[:, k])
+        outcome = judged.axis_outcome[:, k]
+        strength = np.where(outcome == 2, 1.0, np.maximum(judged.axis_strength[:, k], 1.0))
+        return replace(judged, outcome=outcome, strength=strength)
+
     def by_source(self, source: Source) -> Comparisons:
         """Only the verdicts of LLM judges, of human raters, or (``all``) both."""
         if source == "all":

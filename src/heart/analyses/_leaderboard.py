@@ -140,17 +140,6 @@ def _shares(comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int) ->
     return shares
 
 
-def _winner_loser(
-    comparisons: Comparisons, outcome: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-    b_won = outcome == 1
-    return (
-        np.where(b_won, comparisons.b, comparisons.a),
-        np.where(b_won, comparisons.a, comparisons.b),
-        outcome == 2,
-    )
-
-
 def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> Floats:
     """(conversations, systems, systems) weighted win matrices, ties split half and half."""
     k, c = len(comparisons.systems), len(comparisons.conversations)
@@ -178,13 +167,11 @@ def _axis_results(comparisons: Comparisons, k: int) -> tuple[dict[str, Floats], 
         elos[axis.value] = np.full(k, np.nan)
         if not given.any():
             continue
-        judged = comparisons.select(given)
+        judged = comparisons.on_axis(axis)
         kept = [comparisons.systems.index(s) for s in judged.systems]
-        outcome = judged.axis_outcome[:, i]
-        winner, loser, tie = _winner_loser(judged, outcome)
-        weight = np.where(tie, 1.0, np.maximum(judged.axis_strength[:, i], 1.0))
-        fit = fit_bradley_terry(win_matrix(winner, loser, weight, len(kept), tie=tie))
-        rates[axis.value][kept] = _shares(judged, outcome, len(kept))
+        winner, loser, tie = judged.winner_loser()
+        fit = fit_bradley_terry(win_matrix(winner, loser, judged.strength, len(kept), tie=tie))
+        rates[axis.value][kept] = _shares(judged, judged.outcome, len(kept))
         elos[axis.value][kept] = fit.elo
     return rates, elos
 

@@ -75,7 +75,7 @@ from heart.stats._few_conversations import (
 from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
-from heart.stats._multiple import benjamini_hochberg
+from heart.stats._multiple import benjamini_hochberg, bonferroni_level
 from heart.stats._online_elo import online_elo
 from heart.stats._proportions import wilson_interval
 from heart.stats._rates import RateDifference, rate_differences_by_conversation
@@ -118,6 +118,7 @@ __all__ = [
     "StyleDesign",
     "alpha_if_dropped",
     "benjamini_hochberg",
+    "bonferroni_level",
     "bootstrap_alpha_by_conversation",
     "bootstrap_by_conversation",
     "bootstrap_correlations_by_conversation",

@@ -44,3 +44,13 @@ def benjamini_hochberg(pvalues: FloatArray, alpha: float = 0.05) -> tuple[FloatA
     adjusted[finite] = adj
     rejected[finite] = rej
     return adjusted, rejected
+
+
+def bonferroni_level(level: float, tests: int) -> float:
+    """The confidence each of ``tests`` one-sided bounds needs for all of them to hold together
+    at ``level`` (Bonferroni): 1 − (1 − level)/tests."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    if tests < 1:
+        raise ValueError(f"tests must be a positive integer, got {tests}")
+    return 1.0 - (1.0 - level) / tests
