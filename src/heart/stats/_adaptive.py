@@ -91,19 +91,24 @@ def choose_pairs(
     *,
     seed: int,
     floor: int = 1,
+    explore: float = 0.0,
     verdicts_per_pair: int = 1,
 ) -> list[int]:
     """Indices into ``candidates`` of the ``size`` pairs to judge next (fewer when the
     candidates run out), in the order chosen.
 
     ``comparisons`` are the verdicts so far; a pair of systems with fewer than ``floor`` pairs
-    (judged or chosen) is served first, the least compared first; after that the rule of the
-    module docstring chooses. ``verdicts_per_pair`` is how many verdicts a chosen pair will get
-    (judges per pair times orders). Deterministic for ``seed``, the comparisons and the set of
-    candidates (their order does not matter).
+    (judged or chosen) is served first, the least compared first, and so is one with fewer
+    than ``explore`` times its equal share of the pairs judged and chosen by the end of the
+    round; after that the rule of the module docstring chooses. ``verdicts_per_pair`` is how
+    many verdicts a chosen pair will get (judges per pair times orders). Deterministic for
+    ``seed``, the comparisons and the set of candidates (their order does not matter).
     """
-    if size < 0 or floor < 0 or verdicts_per_pair < 1:
-        raise ValueError("size and floor must be non-negative and verdicts_per_pair positive")
+    if size < 0 or floor < 0 or not 0 <= explore <= 1 or verdicts_per_pair < 1:
+        raise ValueError(
+            "size and floor must be non-negative, explore within [0, 1] and verdicts_per_pair "
+            "positive"
+        )
     k = systems
     theta, cov = rank_covariance(k, comparisons)
     lo, hi = np.triu_indices(k, 1)
@@ -129,6 +134,7 @@ def choose_pairs(
             item_load[v.item] += 1
             uses[index[key[:2]]] += 1
 
+    least = max(float(floor), explore * (uses.sum() + min(size, len(candidates))) / lo.size)
     p = 1.0 / (1.0 + np.exp(-(theta[lo] - theta[hi])))
     weight = verdicts_per_pair * p * (1.0 - p)
     chosen: list[int] = []
@@ -137,7 +143,7 @@ def choose_pairs(
         open_pairs = left > 0
         if not open_pairs.any():
             break
-        short = open_pairs & (uses < floor)
+        short = open_pairs & (uses < least)
         if short.any():
             pick = int(min(np.flatnonzero(short), key=lambda n: (uses[n], pair_tie[n])))
         else:
