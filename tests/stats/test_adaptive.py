@@ -50,7 +50,7 @@ def test_a_clearly_separated_pair_gets_no_more_pairs_while_an_uncertain_neighbou
     assert doubt[0, 1] < 1e-6 and doubt[0, 2] < 1e-6
     assert doubt[1, 2] == pytest.approx(0.5)
     candidates = every_pair(3, 10)
-    chosen = choose_pairs(3, so_far, candidates, 6, seed=1)
+    chosen = choose_pairs(3, so_far, candidates, 6, seed=1, explore=0.0)
     assert {(candidates[n].a, candidates[n].b) for n in chosen} == {(1, 2)}
 
 
@@ -69,7 +69,7 @@ def test_pairs_of_one_system_pair_go_to_the_least_used_items() -> None:
     candidates = [Candidate(f"i{i}", 1, 2) for i in range(1, 4)] + [
         Candidate(f"i{i}", 0, 2) for i in range(4)
     ]
-    chosen = choose_pairs(3, so_far, candidates, 3, seed=0, floor=0)
+    chosen = choose_pairs(3, so_far, candidates, 3, seed=0, floor=0, explore=0.0)
     assert sorted(candidates[n].item for n in chosen) == ["i1", "i2", "i3"]
 
 
@@ -89,6 +89,31 @@ def test_same_seed_and_verdicts_give_the_same_pairs_whatever_the_candidates_orde
     assert first == again == reordered
     warm_ups = {tuple(choose_pairs(5, [], every_pair(5, 4), 10, seed=s)) for s in range(5)}
     assert len(warm_ups) > 1  # the seed breaks the warm-up's ties
+
+
+def test_explore_keeps_a_share_for_pairs_whose_order_is_clear() -> None:
+    # 0 clearly above 1 and 2: 40 + 40 + 20 pairs judged, each on its own item; with 10 more
+    # and explore 0.9 each pair of systems needs 0.9 * 110 / 3 = 33: only 1–2 falls short
+    so_far = [
+        Comparison(f"i{n}", a, b, float(n < wins), "j")
+        for a, b, wins, total in ((0, 1, 39, 40), (0, 2, 39, 40), (1, 2, 10, 20))
+        for n in range(total)
+    ]
+    candidates = [Candidate(f"i{n}", a, b) for n in range(40, 80) for a, b in ((0, 1), (0, 2))]
+    candidates += [Candidate(f"i{n}", 1, 2) for n in range(20, 80)]
+
+    def systems_of(explore: float) -> Counter[tuple[int, int]]:
+        chosen = choose_pairs(3, so_far, candidates, 10, seed=0, explore=explore)
+        return Counter((candidates[n].a, candidates[n].b) for n in chosen)
+
+    assert systems_of(0.9) == {(1, 2): 10}
+    # with 60 pairs of 1–2, each needs 0.9 * 150 / 3 = 45: the clear pairs get 5 each, which
+    # the rule alone (explore 0) would never give them
+    served = so_far + [Comparison(f"i{n}", 1, 2, float(n % 2), "j") for n in range(20, 60)]
+    chosen = choose_pairs(3, served, candidates, 10, seed=0, explore=0.9)
+    assert Counter((candidates[n].a, candidates[n].b) for n in chosen) == {(0, 1): 5, (0, 2): 5}
+    chosen = choose_pairs(3, served, candidates, 10, seed=0, explore=0.0)
+    assert {(candidates[n].a, candidates[n].b) for n in chosen} == {(1, 2)}
 
 
 def test_a_round_stops_when_the_candidates_run_out() -> None:

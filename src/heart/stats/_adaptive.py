@@ -9,7 +9,8 @@ pair at a time, the system pair that lowers most the variances of the difference
 by the chance that the fitted order of its two systems is wrong, Φ(−|θₖ − θₗ|/sd): pairs whose
 order is already clear (far apart, or well measured) count for nothing, close neighbours count
 most. Before that, every pair of systems is compared ``floor`` times (a balanced warm-up), so
-every system meets all the others. Each chosen system pair goes to the item with the fewest pairs
+every system meets all the others, and no pair of systems falls below ``explore`` times its
+equal share. Each chosen system pair goes to the item with the fewest pairs
 so far, so items stay balanced; judges are balanced by the schedule that assigns them to pairs.
 Ties are broken by a permutation seeded by ``seed``: the same verdicts and seed give the same
 choice.
@@ -26,6 +27,11 @@ from scipy.special import ndtr
 
 from heart.stats._bradley_terry import SEPARATION_RIDGE, fit_bradley_terry
 from heart.stats._types import FloatArray
+
+EXPLORE = 0.3
+"""The share of each pair of systems' equal share that the rule keeps for it whatever the
+doubt: estimates early on are rough, and a system pair starved on a wrong estimate would keep
+its wrong order (and its interval its few verdicts)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,7 @@ def choose_pairs(
     *,
     seed: int,
     floor: int = 1,
-    explore: float = 0.0,
+    explore: float = EXPLORE,
     verdicts_per_pair: int = 1,
 ) -> list[int]:
     """Indices into ``candidates`` of the ``size`` pairs to judge next (fewer when the
