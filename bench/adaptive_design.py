@@ -13,8 +13,9 @@ Elo of the Bradley–Terry fit to the expected win shares over that variation.
 Designs, per study:
 
 * ``all``: every pair of systems on every item, judged by every judge (the full budget);
-* ``adaptive``: ``heart.stats.choose_pairs`` in ten rounds of a tenth of a third of the full
-  budget each (warm-up: every pair of systems once), refitted between rounds;
+* ``adaptive``: ``heart.stats.choose_pairs`` with its defaults (warm-up: every pair of
+  systems once; every pair of systems kept at 0.3 of an equal share at least) in ten rounds of
+  a tenth of a third of the full budget each, refitted between rounds;
 * ``random``: a third of the full budget, pairs drawn uniformly at random from all (item, pair
   of systems).
 
@@ -26,7 +27,12 @@ last line is the verdict-saving ratio: verdicts of ``all`` over verdicts of ``ad
 
     .venv/bin/python bench/adaptive_design.py [--studies 50] [--items 60] [--rounds 500]
 
-Target: adaptive within 0.02 τ of all, coverage 92–98%, better τ than random.
+Target: adaptive within 0.02 τ of all, coverage 92–98%, better τ than random. Measured (50
+studies, 60 items): τ 0.904 adaptive, 0.935 all, 0.902 random for 15 systems; 0.899, 0.927,
+0.891 for 22; coverage 92.3% and 93.3%. Coverage and "better than random" are met, within 0.02
+τ is not: Table 1 is dense (every system has a neighbour within 30 Elo, so no system's place is
+settled early), and a third of the budget can give one pair of systems at most three times its
+equal share (it meets on each item once).
 """
 
 from __future__ import annotations

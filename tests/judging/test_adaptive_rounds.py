@@ -4,6 +4,7 @@ OpenAI-compatible server, judging in rounds within the budget, and a killed run 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from heart import pipeline
 from heart.config import ConfigError, parse_study
 from heart.engine import run_calls
 from heart.judging import judge_pairs, next_round, plan_judging, round_of
+from heart.judging._adaptive import RoundInputs, _ranking, widest_interval
 from heart.store import JudgmentRow, PairRow
 from heart.study import create_study, open_study
 from heart.types import Status
@@ -131,3 +133,31 @@ def test_adaptive_settings_are_refused_outside_their_design_in_one_line(
     message = str(err.value)
     assert message.startswith(f"study.yaml line 4: '{field}'"), message
     assert says in message and "\n" not in message
+
+
+def test_the_stopping_rules_end_the_rounds(server: FaultServer, tmp_path: Path) -> None:
+    # any interval is narrower than 10^6 Elo once every system is compared: round 1 compares
+    # every pair of systems, so judging ends after it
+    wide = _study(tmp_path / "wide", server, "{design: adaptive, stop: 1000000, round_size: 8}")
+    with open_study(wide) as study:
+        pipeline.build_items(study)
+        pipeline.generate(study)
+        assert pipeline.judge(study).rounds == 1
+        inputs = RoundInputs.stored(study)
+        assert 0 < widest_interval(study, inputs) < 1_000_000
+    # 'stable': the rounds go on until the last one left the order as the one before it had it
+    stable = _study(tmp_path / "stable", server, "{design: adaptive, stop: stable, round_size: 6}")
+    with open_study(stable) as study:
+        pipeline.build_items(study)
+        pipeline.generate(study)
+        summary = pipeline.judge(study)
+        inputs = RoundInputs.stored(study)
+    last = max(round_of(p.design) for p in inputs.pairs)
+    assert summary.rounds == last >= 2
+    k = len(inputs.systems)
+    orders = [
+        _ranking(k, inputs.comparisons(before_round=r)) for r in range(2, last + 2)
+    ]  # the order after each round
+    assert len(inputs.pairs) < ITEMS * 6  # stopped by the rule, not by running out of pairs
+    assert orders[-1] == orders[-2]
+    assert all(a != b for a, b in itertools.pairwise(orders[:-1]))
