@@ -620,7 +620,9 @@ def _print_generation(summary: GenerationSummary, command: str) -> bool:
 def _print_judging(summary: JudgingSummary, command: str) -> bool:
     complete = _print_calls(
         "judge",
-        f"{summary.new_pairs} new pairs, {summary.already_done} judgments already done",
+        f"{summary.new_pairs} new pairs"
+        + (f" in {summary.rounds} adaptive rounds" if summary.rounds else "")
+        + f", {summary.already_done} judgments already done",
         summary.model_calls,
         "verdicts",
         command,
@@ -695,7 +697,8 @@ def judge(
     reply_tokens: ReplyTokensOption = None,
     batch: BatchOption = False,
 ) -> None:
-    """Build the pairs and ask every LLM judge for the verdicts it has not given yet.
+    """Build the pairs and ask every LLM judge for the verdicts it has not given yet (with
+    pairs.design: adaptive, in rounds until pairs.budget or pairs.stop).
 
     Exits 1 when some calls failed for good (or the budget stopped them), printing them by
     cause with their fix and the command that asks again for just those."""

@@ -385,6 +385,7 @@ class PairDesign(StrEnum):
     ALL = "all"
     BASELINE = "baseline"
     SAMPLED = "sampled"
+    ADAPTIVE = "adaptive"
 
 
 class PairsSpec(Strict):
@@ -393,13 +394,36 @@ class PairsSpec(Strict):
     design: PairDesign = Field(
         PairDesign.ALL,
         description="'all' pairs per item (the paper's), pairs against a 'baseline' system, "
-        "or 'sampled': per_item pairs per item with balanced coverage",
+        "'sampled': per_item pairs per item with balanced coverage, or 'adaptive': rounds of "
+        "the pairs that make the ranking most certain, until pairs.budget or pairs.stop",
     )
     baseline: str | None = Field(None, description="the baseline system of design 'baseline'")
     per_item: int | None = Field(None, gt=0, description="pairs per item of design 'sampled'")
+    budget: int | None = Field(
+        None, gt=0, description="design 'adaptive': the most verdicts any LLM judge gives"
+    )
+    stop: float | Literal["stable"] | None = Field(
+        None,
+        description="design 'adaptive': stop once every Elo interval (at ratings.level, 95% by "
+        "default) is at most this wide in Elo points, or 'stable': once a round leaves the "
+        "ranking unchanged",
+    )
+    round_size: int | None = Field(
+        None,
+        gt=0,
+        description="design 'adaptive': pairs added per round (default: 2 per pair of systems)",
+    )
     both_orders: bool = Field(
         False, description="LLM judges see every pair in both A/B orders (measures flip rate)"
     )
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _stop_width_or_stable(cls, value: object) -> object:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is None or value == "stable" or (number and value > 0):  # type: ignore[operator]
+            return value
+        raise ValueError(f"must be a positive width in Elo or 'stable', got {value!r}")
 
 
 class JudgingSpec(Strict):
@@ -697,6 +721,27 @@ class StudyConfig(Strict):
                 )
         if self.pairs.design is PairDesign.SAMPLED and self.pairs.per_item is None:
             raise FieldProblem(("pairs", "design"), "pairs.design 'sampled' needs pairs.per_item")
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive_settings(self) -> StudyConfig:
+        """Budget, stop and round size belong to the adaptive design, which needs one of the
+        first two to end."""
+        pairs = self.pairs
+        if pairs.design is not PairDesign.ADAPTIVE:
+            for name in ("budget", "stop", "round_size"):
+                if getattr(pairs, name) is not None:
+                    raise FieldProblem(
+                        ("pairs", name),
+                        f"pairs.{name} is a setting of pairs.design 'adaptive' (the design is "
+                        f"'{pairs.design}'); set design: adaptive or remove it",
+                    )
+        elif pairs.budget is None and pairs.stop is None:
+            raise FieldProblem(
+                ("pairs", "design"),
+                "pairs.design 'adaptive' needs pairs.budget (verdicts per judge) or pairs.stop "
+                "(an interval width in Elo, or 'stable') to know when to end",
+            )
         return self
 
     @model_validator(mode="after")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from sqlalchemy import select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
-from heart.config import STUDY_FILE, ModelSpec, bundle_study_file
+from heart.config import STUDY_FILE, ModelSpec, PairDesign, bundle_study_file
 from heart.engine import Call, CallsFailed, PlannedModel, ProgressFn, RunSummary, plan_calls
 from heart.errors import HeartError
 from heart.generate import GenerationSummary
@@ -27,7 +27,14 @@ from heart.generate import generate as _generate
 from heart.items import Selection, count_items, count_rewrites
 from heart.items.adversarial import AdversarialSummary, plan_adversarial
 from heart.items.adversarial import build_adversarial as _build_adversarial
-from heart.judging import JudgingPlan, JudgingSummary, build_pairs, judge_pairs, plan_judging
+from heart.judging import (
+    JudgingPlan,
+    JudgingSummary,
+    build_pairs,
+    judge_in_rounds,
+    judge_pairs,
+    plan_judging,
+)
 from heart.provenance import study_provenance
 from heart.rationales.code import RationaleCodingSummary
 from heart.rationales.code import code_rationales as _code_rationales
@@ -203,7 +210,10 @@ def generate(study: Study, progress: ProgressFn | None = None) -> GenerationSumm
 
 
 def judge(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:
-    """Add the pairs the design asks for, then every missing LLM verdict."""
+    """Add the pairs the design asks for, then every missing LLM verdict (the adaptive design:
+    in rounds, until its budget or stopping rule)."""
+    if study.config.pairs.design is PairDesign.ADAPTIVE:
+        return judge_in_rounds(study, progress)
     added = build_pairs(study.store, study.config.pairs, study.config.seed)
     return replace(judge_pairs(study, progress), new_pairs=added)
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
+from heart.config import PairDesign
 from heart.errors import HeartError
 from heart.generate import GenerationPlan, fixed_reply, plan_generation
 from heart.ids import completion_id, judgment_id
 from heart.items import count_rewrites, item_from_row, select_study_items
-from heart.judging import JudgingInputs, JudgingPlan, pairs_to_add
+from heart.judging import JudgingInputs, JudgingPlan, pairs_to_add, projected_pairs
 from heart.rationales._store import Rationale
 from heart.store import CompletionRow, ItemRow
 from heart.study import Study
@@ -131,7 +132,8 @@ def _reply(item: Item, system: str, text: str) -> CompletionRow:
 
 def judging_inputs(study: Study, projection: Projection) -> JudgingInputs:
     """What judging would plan from once every reply exists: the stored pairs, and the pairs
-    the design adds for the projected replies."""
+    the design adds for the projected replies (the adaptive design: balanced stand-ins up to
+    its budget, every pair without one)."""
     inputs = JudgingInputs.stored(study.store)
     inputs.items = projection.items
     for reply in projection.replies:
@@ -139,10 +141,11 @@ def judging_inputs(study: Study, projection: Projection) -> JudgingInputs:
         inputs.texts[reply.id] = reply.text
     stored = [(p.id, p.item_id, p.a_id, p.b_id) for p in inputs.pairs]
     usable = [(r.id, r.item_id, r.system) for r in projection.replies]
-    inputs.pairs = sorted(
-        [*inputs.pairs, *pairs_to_add(study.config.pairs, usable, stored, study.config.seed)],
-        key=lambda p: (p.item_id, p.id),
-    )
+    if study.config.pairs.design is PairDesign.ADAPTIVE:
+        added = projected_pairs(study, usable, stored)
+    else:
+        added = pairs_to_add(study.config.pairs, usable, stored, study.config.seed)
+    inputs.pairs = sorted([*inputs.pairs, *added], key=lambda p: (p.item_id, p.id))
     return inputs
 
 

@@ -1,5 +1,6 @@
 """Judging: the HEART rubric prompt, the strict verdict schema, the pair design, LLM judges."""
 
+from heart.judging._adaptive import judge_in_rounds, next_round, projected_pairs, round_of
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._llm import (
     JudgingInputs,
@@ -26,11 +27,15 @@ __all__ = [
     "Schedule",
     "Verdict",
     "build_pairs",
+    "judge_in_rounds",
     "judge_pairs",
     "judge_request",
+    "next_round",
     "pairs_to_add",
     "parse_verdict",
     "plan_judging",
+    "projected_pairs",
+    "round_of",
     "schedule_for",
     "schedule_judges",
     "verdict_check",

@@ -123,11 +123,13 @@ class JudgingPlan:
 
 @dataclass(frozen=True)
 class JudgingSummary:
-    """What judging did: its calls, its plan (schedule and loads), and the pairs it added."""
+    """What judging did: its calls, its plan (schedule and loads), the pairs it added and, for
+    the adaptive design, the rounds it added them in."""
 
     model_calls: RunSummary
     plan: JudgingPlan
     new_pairs: int = 0
+    rounds: int = 0
 
     @property
     def already_done(self) -> int:

@@ -80,7 +80,10 @@ def _designed(
     stored: dict[str, set[tuple[str, str]]],
     seed: int,
 ) -> Iterable[tuple[str, Completion, Completion]]:
-    """The pairs ``spec`` asks for, stored ones included."""
+    """The pairs ``spec`` asks for, stored ones included (the adaptive design adds its pairs
+    in rounds, from the verdicts: see ``heart.judging.judge_in_rounds``)."""
+    if spec.design is PairDesign.ADAPTIVE:
+        return
     if spec.design is PairDesign.SAMPLED:
         assert spec.per_item is not None  # the config requires it
         yield from _sampled(by_item, stored, spec.per_item, seed)

@@ -2,6 +2,13 @@
 bootstrap, intervals, style control, multiple comparisons, inter-rater agreement, strategy
 diversity, F1)."""
 
+from heart.stats._adaptive import (
+    Candidate,
+    Comparison,
+    choose_pairs,
+    order_doubt,
+    rank_covariance,
+)
 from heart.stats._agreement import (
     bootstrap_krippendorff_alpha_by_conversation,
     category_table,
@@ -103,7 +110,9 @@ __all__ = [
     "SYSTEM_BOOTSTRAP",
     "BootstrapResult",
     "BradleyTerryFit",
+    "Candidate",
     "CoMention",
+    "Comparison",
     "Correlation",
     "Diversity",
     "EloDifference",
@@ -129,6 +138,7 @@ __all__ = [
     "bradley_terry_mle_exists",
     "category_table",
     "chance_co_mention",
+    "choose_pairs",
     "clearly_above",
     "cluster_robust_interval",
     "co_mention",
@@ -157,12 +167,14 @@ __all__ = [
     "median_and_quartiles",
     "oblimin_rotation",
     "online_elo",
+    "order_doubt",
     "overall_win_rate",
     "paper_interval",
     "parallel_analysis",
     "pearson_correlation",
     "percentile_interval",
     "random_correlation_eigenvalues",
+    "rank_covariance",
     "rate_differences_by_conversation",
     "rate_spread",
     "spearman_correlation",
