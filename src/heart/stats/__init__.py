@@ -90,7 +90,12 @@ from heart.stats._style import (
     style_design,
     style_differences,
 )
-from heart.stats._wins import overall_win_rate, win_matrix, win_rates
+from heart.stats._wins import (
+    conversation_win_matrices,
+    overall_win_rate,
+    win_matrix,
+    win_rates,
+)
 
 __all__ = [
     "ELO_BASE",
@@ -133,6 +138,7 @@ __all__ = [
     "co_mention",
     "cohen_kappa",
     "conversation_draws",
+    "conversation_win_matrices",
     "correlation_eigenvalues",
     "coverage",
     "cronbach_alpha",
