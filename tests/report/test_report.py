@@ -150,12 +150,9 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         widths = page.eval_on_selector_all("figure img", "els => els.map(e => e.naturalWidth)")
         ids = page.eval_on_selector_all("figure", "els => els.map(e => e.id)")
         assert "heatmap-llm-all" in ids and "forest-llm-all" in ids
-        # a five-axis profile on each board whose verdicts judged the axes (not the people's)
-        assert [i for i in ids if i.startswith("profile-")] == [
-            "profile-llm-all",
-            "profile-all-all",
-        ]
-        assert len(widths) == 1 + 3 + 2 and all(w > 300 for w in widths)
+        # the main board's five-axis profile drawn as small multiples (the others: tables)
+        assert [i for i in ids if i.startswith("profile-")] == ["profile-llm-all"]
+        assert len(widths) == 1 + 3 + 1 and all(w > 300 for w in widths)
         h2h = page.locator("#h2h-llm-all tbody tr")
         m1_vs_human = [v for v in _verdicts() if v.judge in ("g1", "g2") and v.b == "human/x"]
         m1_vs_human = [v for v in m1_vs_human if v.a == "m1"]
@@ -335,7 +332,7 @@ def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen:
             inside = [f"#forest-{board}", f"#axes-{board}", f"#h2h-{board}",
                       f"#differences-{board}", f"#ablations-{board}"]  # fmt: skip
             inside += ["#heatmap-llm-all"] if board == "llm-all" else []
-            inside += [f"#profile-{board}"] if board != "human-all" else []
+            inside += ["#profile-llm-all"] if board == "llm-all" else []
             assert all(not page.locator(key).is_visible() for key in inside)
             detail.locator("summary").click()  # opening it shows all it holds
             assert detail.get_attribute("open") is not None

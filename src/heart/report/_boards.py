@@ -287,8 +287,9 @@ def board_detail(board: Board, main: bool) -> str:
 
 def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Section:
     """One board: its leaderboard in full, then, closed in the HTML under a line saying what it
-    holds, how the board is computed, the heatmap (the main board only), the forest plot and its
-    other tables."""
+    holds, how the board is computed, the heatmap (the main board only), the forest plot, the
+    five-axis profile's small multiples (the main board only, when its verdicts judged the
+    axes; every board has the profile's table) and its other tables."""
     first, *others = board_tables(board, facts.latency, facts.audit)
     figures: list[Block] = []
     if main:
@@ -296,7 +297,7 @@ def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Sectio
             Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
         )
     figures.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
-    if any(board.leaderboard.axis_judges.values()):  # some verdict judged the axes
+    if main and any(board.leaderboard.axis_judges.values()):  # some verdict judged the axes
         figures.append(
             Figure(
                 f"profile-{board.key}", "five-axis profile, one panel per system",

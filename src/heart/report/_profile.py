@@ -13,6 +13,7 @@ from heart.report._figures import new_figure, png_bytes
 from heart.report._table import AXES, NO_DATA, Table, interval
 
 PANELS_PER_ROW = 4
+COMPOSITE_MARK = "Σw"
 
 
 def flagged_axes(board: Board, audits: list[JudgeAudit]) -> dict[str, tuple[str, ...]]:
@@ -112,71 +113,75 @@ def composite_cell(s: Standing) -> str:
 # --- figure ---
 
 
+def _point(
+    board: Board, s: Standing, column: str, flagged: dict[str, tuple[str, ...]]
+) -> tuple[float, float, float, str, bool, str]:
+    """One point of a panel: Elo, interval, colour, hollow or not, and its tick label."""
+    if column == COMPOSITE_MARK:
+        return (s.composite_elo, s.composite_low, s.composite_high, "#222222", False,
+                COMPOSITE_MARK)  # fmt: skip
+    elo, low, high = s.axis_elo[column], s.axis_low[column], s.axis_high[column]
+    colour = "#c8553d" if flagged[column] else "#1f4e79"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        colour = "#999999"
+    hollow = colour == "#999999" or bool(board.leaderboard.axis_preliminary(s, column))
+    return elo, low, high, colour, hollow, f"{column}\n{s.axis_comparisons[column]} v"
+
+
 def profile_png(board: Board, audits: list[JudgeAudit]) -> bytes:
-    """Small multiples, one panel per system in board order: Elo on each axis with its interval
-    (filled: firm; hollow: preliminary; grey, no bar: no interval; red: a flagged judge gave
-    some of the verdicts), the verdicts under each axis, and the weighted composite (Σw) when
-    there is one. Panels share the Elo scale, 1500 dashed."""
+    """Small multiples, one panel per system in board order (four to a row, each row one
+    matplotlib axes, so that a figure of many systems stays quick to draw): Elo on each axis
+    with its interval (filled: firm; hollow: preliminary; grey, no bar: no interval; red: a
+    flagged judge gave some of the verdicts), the verdicts under each axis, and the weighted
+    composite (Σw) when there is one. Panels share the Elo scale, 1500 dashed."""
+    from matplotlib.transforms import blended_transform_factory
+
     lb = board.leaderboard
     standings = profiled(board)
     flagged = flagged_axes(board, audits)
-    columns = [*AXES, *(["Σ"] if lb.weights is not None else [])]
-    values = [
-        v
-        for s in standings
-        for v in (*s.axis_elo.values(), *s.axis_low.values(), *s.axis_high.values())
-        if math.isfinite(v)
-    ]
-    values += [
-        v
-        for s in standings
-        for v in (s.composite_elo, s.composite_low, s.composite_high)
-        if math.isfinite(v)
-    ]
+    columns = [*AXES, *([COMPOSITE_MARK] if lb.weights is not None else [])]
+    points = [[_point(board, s, c, flagged) for c in columns] for s in standings]
+    values = [v for row in points for p in row for v in p[:3] if math.isfinite(v)]
     bottom, top = (min(values), max(values)) if values else (1400.0, 1600.0)
     pad = max(top - bottom, 40.0) * 0.12
     per_row = min(len(standings), PANELS_PER_ROW)
     rows = math.ceil(len(standings) / per_row)
-    fig = new_figure(2.5 * per_row + 0.6, 2.5 * rows + 0.9)
-    fig.set_layout_engine("constrained")
-    axes = fig.subplots(rows, per_row, squeeze=False, sharey=True)
-    for n, ax in enumerate(axes.flat):
-        if n >= len(standings):
-            ax.set_visible(False)
-            continue
-        s = standings[n]
-        labels = []
-        for x, axis in enumerate(columns):
-            if axis == "Σ":
-                elo, low, high = s.composite_elo, s.composite_low, s.composite_high
-                colour, hollow, label = "#222222", False, "Σw"
-            else:
-                elo, low, high = s.axis_elo[axis], s.axis_low[axis], s.axis_high[axis]
-                colour = "#c8553d" if flagged[axis] else "#1f4e79"
-                hollow = bool(lb.axis_preliminary(s, axis))
-                label = f"{axis}\n{s.axis_comparisons[axis]} v"
-            labels.append(label)
-            if math.isnan(elo):
-                ax.text(x, (bottom + top) / 2, "no data", rotation=90, ha="center",
-                        va="center", fontsize=7, color="#888888")  # fmt: skip
-                continue
-            if math.isfinite(low) and math.isfinite(high):
-                ax.plot([x, x], [low, high], color=colour, lw=2.2, solid_capstyle="butt")
-            else:
-                colour, hollow = "#999999", True
-            ax.plot([x], [elo], "o", ms=5.5, color=colour,
-                    markerfacecolor="white" if hollow else colour)  # fmt: skip
+    width = len(columns) + 1  # a panel's points and the gap after it
+    height = 2.3 * rows + 0.6
+    fig = new_figure(2.3 * per_row + 0.8, height)
+    axes = fig.subplots(rows, 1, squeeze=False)[:, 0]
+    for r, ax in enumerate(axes):
+        along = blended_transform_factory(ax.transData, ax.transAxes)  # x: data, y: the axes
+        for j, n in enumerate(range(r * per_row, min((r + 1) * per_row, len(standings)))):
+            s, base = standings[n], j * width
+            for x, (elo, low, high, colour, hollow, label) in enumerate(points[n], start=base):
+                ax.text(x, -0.03, label, transform=along, ha="center", va="top", fontsize=7)
+                if math.isnan(elo):
+                    ax.text(x, (bottom + top) / 2, "no data", rotation=90, ha="center",
+                            va="center", fontsize=7, color="#888888")  # fmt: skip
+                    continue
+                if math.isfinite(low) and math.isfinite(high):
+                    ax.plot([x, x], [low, high], color=colour, lw=2.2, solid_capstyle="butt")
+                ax.plot([x], [elo], "o", ms=5.5, color=colour,
+                        markerfacecolor="white" if hollow else colour)  # fmt: skip
+            name = s.system + (" (preliminary)" if s.preliminary else "")
+            ax.text(base + (len(columns) - 1) / 2, 1.02, name, transform=along, ha="center",
+                    va="bottom", fontsize=8)  # fmt: skip
+            if j:
+                ax.axvline(base - 1, color="#cccccc", lw=0.8)
         ax.axhline(1500, color="#bbbbbb", lw=1, ls="--")
-        ax.set_xticks(range(len(columns)), labels, fontsize=7)
-        ax.set_xlim(-0.6, len(columns) - 0.4)
+        ax.set_xticks([])  # labels drawn as text: a figure of many systems stays quick
+        ax.set_xlim(-0.7, per_row * width - 1.3)
         ax.set_ylim(bottom - pad, top + pad)
         ax.tick_params(axis="y", labelsize=7)
-        ax.set_title(s.system + (" (preliminary)" if s.preliminary else ""), fontsize=8)
+        ax.set_ylabel("Elo", fontsize=8)
         ax.grid(axis="y", color="#eeeeee")
+    fig.subplots_adjust(hspace=0.75)
     fig.suptitle(
         f"Five-axis profile ({board.title}); filled: firm, hollow: preliminary, grey: no "
         "interval, red: a flagged judge" + ("; Σw: weighted composite" if lb.weights else ""),
         fontsize=9,
+        y=1 + 0.2 / height,  # above the systems' names
     )
     return png_bytes(fig)
 
