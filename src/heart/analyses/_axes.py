@@ -5,14 +5,14 @@ interval and the evidence behind it, and the weighted composite of those fits th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons
 from heart.stats import (
-    bootstrap_by_conversation,
+    bootstrap_stack_by_conversation,
     conversation_win_matrices,
     elo_from_theta,
     few_conversations_factor,
@@ -57,22 +57,20 @@ def _distinct_conversations(rows: Comparisons, given: npt.NDArray[np.bool_], k: 
     return counts
 
 
-def fit_axis(
-    comparisons: Comparisons,
-    axis: Axis,
-    *,
-    rounds: int,
-    seed: int,
-    level: float,
-    min_conversations: int,
-    intervals: bool = True,
-) -> AxisFit:
+@dataclass(frozen=True, eq=False)
+class _AxisPoint:
+    """An axis fitted on all its verdicts, with what its bootstrap needs (none without any)."""
+
+    fit: AxisFit
+    per_conversation: Floats | None  # (conversations, systems, systems)
+    anchor: npt.NDArray[np.bool_]
+
+
+def _fit_point(comparisons: Comparisons, axis: Axis, min_conversations: int) -> _AxisPoint:
     """The axis's verdicts (each weighted by its strength, "none" a tie of weight one) fitted
-    over every system of ``comparisons``. Elo is centred as the board's: on the systems with at
+    over every system of ``comparisons``, Elo centred as the board's: on the systems with at
     least ``min_conversations`` conversations on the axis when two or more have them, else on
-    every system the axis compared. The bootstrap resamples the board's own conversations with
-    its seed, so each round draws the same conversations as the board's and every other axis's
-    round of that number."""
+    every system the axis compared."""
     i = list(Axis).index(axis)
     k, c = len(comparisons.systems), len(comparisons.conversations)
     given = comparisons.axis_given[:, i]
@@ -82,7 +80,8 @@ def fit_axis(
     )
     if not given.any():
         zero = np.zeros(k, dtype=np.int64)
-        return AxisFit(axis.value, nan, nan, nan, nan, zero, zero, (), None, zero > 0)
+        empty = AxisFit(axis.value, nan, nan, nan, nan, zero, zero, (), None, zero > 0)
+        return _AxisPoint(empty, None, zero > 0)
     outcome = comparisons.axis_outcome[given, i]
     a, b = comparisons.a[given], comparisons.b[given]
     winner, loser, tie = np.where(outcome == 1, b, a), np.where(outcome == 1, a, b), outcome == 2
@@ -96,29 +95,21 @@ def fit_axis(
     per_conversation = conversation_win_matrices(
         comparisons.conversation[given], winner, loser, weight, k, c, tie=tie
     )
-    fit = fit_bradley_terry(per_conversation.sum(axis=0))
-    elo = np.where(compared, elo_from_theta(fit.theta, anchor), np.nan)
-    low, high, elo_rounds = nan, nan, None
-    if intervals:
-        boot = bootstrap_by_conversation(
-            per_conversation, rounds=rounds, seed=seed, level=level, anchor=anchor
-        )
-        factor = np.where(measured, few_conversations_factor(conversations, level), np.nan)
-        low, high = widen(elo, boot.low, boot.high, factor)
-        elo_rounds = boot.elo_rounds
+    theta = fit_bradley_terry(per_conversation.sum(axis=0)).theta
     judges = tuple(comparisons.judges[j] for j in np.unique(comparisons.judge[given]).tolist())
-    return AxisFit(
+    fit = AxisFit(
         axis=axis.value,
         win_rate=overall_win_rate(winner, loser, tie, k),
-        elo=elo,
-        low=low,
-        high=high,
+        elo=np.where(compared, elo_from_theta(theta, anchor), np.nan),
+        low=nan,
+        high=nan,
         comparisons=n.astype(np.int64),
         conversations=conversations,
         judges=judges,
-        elo_rounds=elo_rounds,
+        elo_rounds=None,
         measured=measured,
     )
+    return _AxisPoint(fit, per_conversation, anchor)
 
 
 def fit_axes(
@@ -130,14 +121,27 @@ def fit_axes(
     min_conversations: int,
     intervals: bool = True,
 ) -> dict[str, AxisFit]:
-    """``fit_axis`` for each of the five axes, by letter."""
-    return {
-        axis.value: fit_axis(
-            comparisons, axis, rounds=rounds, seed=seed, level=level,
-            min_conversations=min_conversations, intervals=intervals,
-        )
-        for axis in Axis
-    }  # fmt: skip
+    """Each of the five axes fitted on its own verdicts (by letter), with (unless
+    ``intervals`` is false) its conversation-bootstrap interval, widened as the board's and
+    only for systems with ``min_conversations`` conversations on the axis. The axes' bootstraps
+    run as one batch over the board's own conversations with its seed, so round r of every
+    axis draws the same conversations as round r of the board."""
+    points = {axis.value: _fit_point(comparisons, axis, min_conversations) for axis in Axis}
+    judged = [a for a, p in points.items() if p.per_conversation is not None]
+    out = {a: p.fit for a, p in points.items()}
+    if not intervals or not judged:
+        return out
+    boots = bootstrap_stack_by_conversation(
+        np.stack([points[a].per_conversation for a in judged]),  # type: ignore[misc]
+        rounds=rounds, seed=seed, level=level,
+        anchors=np.stack([points[a].anchor for a in judged]),
+    )  # fmt: skip
+    for a, boot in zip(judged, boots, strict=True):
+        fit = out[a]
+        factor = np.where(fit.measured, few_conversations_factor(fit.conversations, level), np.nan)
+        low, high = widen(fit.elo, boot.low, boot.high, factor)
+        out[a] = replace(fit, low=low, high=high, elo_rounds=boot.elo_rounds)
+    return out
 
 
 @dataclass(frozen=True, eq=False)

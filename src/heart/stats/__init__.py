@@ -12,6 +12,7 @@ from heart.stats._bootstrap import (
     BootstrapResult,
     bootstrap_by_conversation,
     bootstrap_share_by_conversation,
+    bootstrap_stack_by_conversation,
     conversation_draws,
 )
 from heart.stats._bradley_terry import (
@@ -129,6 +130,7 @@ __all__ = [
     "bootstrap_krippendorff_alpha_by_conversation",
     "bootstrap_p_values",
     "bootstrap_share_by_conversation",
+    "bootstrap_stack_by_conversation",
     "bootstrap_style_controlled",
     "bradley_terry_mle_exists",
     "category_table",
