@@ -352,3 +352,32 @@ engine:
     )
     config = parse_study(text.replace("BATCH", "false"))  # live, as it says
     assert config.engine.batches("openai", "http://127.0.0.1:8001/v1") is False
+
+
+WEIGHTED = "name: x\nsystems:\n  - {name: a, kind: dataset, family: d}\nratings:\n  weights: %s\n"
+
+
+def test_axis_weights_are_scaled_to_sum_to_one() -> None:
+    ratings = parse_study(WEIGHTED % "{E: 2, T: 2, H: 1}").ratings
+    assert ratings.weights == {"H": 0.2, "E": 0.4, "T": 0.4}
+    assert parse_study(WEIGHTED % "{A: 0, R: 3}").ratings.weights == {"A": 0.0, "R": 1.0}
+    assert parse_study(DEMO).ratings.weights is None
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ("{X: 1}", "unknown axis 'X'; the axes are H, E, A, R, T (capital letters)"),
+        ("{e: 1}", "unknown axis 'e'; the axes are H, E, A, R, T (capital letters)"),
+        ("{E: -1}", "the weight of E must be a non-negative number, got -1"),
+        ("{E: .inf}", "the weight of E must be a non-negative number, got inf"),
+        ("{E: yes}", "the weight of E must be a number, got True"),
+        ("{E: high}", "the weight of E must be a number, got 'high'"),
+        ("{E: 0, T: 0}", "give at least one axis a positive weight"),
+        ("[E, T]", "expected a mapping of axis letters to weights, e.g. {E: 2, T: 2, H: 1}"),
+    ],
+)
+def test_bad_axis_weights_name_the_line_and_field(weights: str, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_study(WEIGHTED % weights)
+    assert str(error.value) == f"study.yaml line 5: 'ratings.weights': {message}"

@@ -841,9 +841,21 @@ def leaderboard(
     subset: Annotated[
         str, typer.Option(help="Which items: 'all', 'regular' or 'adversarial'.")
     ] = "all",
+    axes: Annotated[
+        bool,
+        typer.Option(
+            "--axes",
+            help="Also print the board's five-axis profile: per system (in the board's order) "
+            "its Elo on H, E, A, R and T with the interval and the verdicts behind each, "
+            "preliminary and flagged-judge axes marked, and the weighted composite when "
+            "ratings.weights sets one.",
+        ),
+    ] = False,
 ) -> None:
-    """Print a leaderboard in the terminal (default: LLM judges, all items)."""
-    from heart.report import gather_boards, terminal_conclusions, terminal_table
+    """Print a leaderboard in the terminal (default: LLM judges, all items); with --axes, its
+    five-axis profile under it. With ratings.weights in study.yaml the board also shows the
+    weighted composite of the axes beside the overall Elo, which stays the ranking."""
+    from heart.report import gather_boards, terminal_conclusions, terminal_profile, terminal_table
 
     if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):
         raise HeartError(
@@ -859,6 +871,8 @@ def leaderboard(
             f"this study has no board for --judges {judges} --subset {subset}; it has: {have}"
         )
     show(terminal_table(facts, board))
+    if axes:
+        show(terminal_profile(facts, board))
     for line in terminal_conclusions(facts, board):
         say(line)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from heart.endpoints import BadBaseUrl, endpoint_of, normalise_base_url
 from heart.errors import ConfigError
-from heart.types import SystemKind
+from heart.types import Axis, SystemKind
 from heart.utf8 import NotUtf8, decode_utf8
 from heart.yaml_reader import check_yaml_size, compose_yaml, construct_yaml
 
@@ -642,6 +643,40 @@ class RatingsSpec(Strict):
         description="the generic-warmth phrases style control measures overlap with (empty: the "
         "replies of the study's control systems, else a stock sorry-that-sounds-hard reply)",
     )
+    weights: dict[str, float] | None = Field(
+        None,
+        description="weights of the five axes by letter (H, E, A, R, T; an axis left out weighs "
+        "0), scaled to sum to 1: every board also shows the weighted composite of the per-axis "
+        "Elo with its own bootstrap interval, beside the overall Elo, which stays the ranking "
+        "(unset: no composite)",
+    )
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _normalised_weights(cls, weights: object) -> object:
+        """Known axis letters, non-negative numbers, not all zero; scaled to sum to one."""
+        if weights is None:
+            return None
+        if not isinstance(weights, dict):
+            raise ValueError(
+                "expected a mapping of axis letters to weights, e.g. {E: 2, T: 2, H: 1}"
+            )
+        letters = [axis.value for axis in Axis]
+        for key, value in weights.items():
+            if key not in letters:
+                raise ValueError(
+                    f"unknown axis {key!r}; the axes are {', '.join(letters)} (capital letters)"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"the weight of {key} must be a number, got {value!r}")
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(
+                    f"the weight of {key} must be a non-negative number, got {value!r}"
+                )
+        total = sum(float(v) for v in weights.values())
+        if total <= 0:
+            raise ValueError("give at least one axis a positive weight")
+        return {a: float(weights[a]) / total for a in letters if a in weights}
 
 
 def _model_sections(node: object, loc: tuple[str | int, ...]) -> Iterator[

@@ -266,6 +266,7 @@ def boards(study: Study) -> Boards:
         level=ratings.level,
         rule=study.evidence_rule(),
         style=study.style_inputs(comparisons.completions),
+        weights=ratings.weights,
     )
 
 
@@ -317,7 +318,7 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
     return build_board(
         rows, source, subset, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(),
-        style=study.style_inputs(rows.completions),
+        style=study.style_inputs(rows.completions), weights=ratings.weights,
     )  # fmt: skip
 
 

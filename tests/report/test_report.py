@@ -150,7 +150,9 @@ def test_html_report_renders_in_headless_chromium(study: Path) -> None:
         widths = page.eval_on_selector_all("figure img", "els => els.map(e => e.naturalWidth)")
         ids = page.eval_on_selector_all("figure", "els => els.map(e => e.id)")
         assert "heatmap-llm-all" in ids and "forest-llm-all" in ids
-        assert len(widths) == 1 + 3 and all(w > 300 for w in widths)
+        # the main board's five-axis profile drawn as small multiples (the others: tables)
+        assert [i for i in ids if i.startswith("profile-")] == ["profile-llm-all"]
+        assert len(widths) == 1 + 3 + 1 and all(w > 300 for w in widths)
         h2h = page.locator("#h2h-llm-all tbody tr")
         m1_vs_human = [v for v in _verdicts() if v.judge in ("g1", "g2") and v.b == "human/x"]
         m1_vs_human = [v for v in m1_vs_human if v.a == "m1"]
@@ -330,6 +332,7 @@ def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen:
             inside = [f"#forest-{board}", f"#axes-{board}", f"#h2h-{board}",
                       f"#differences-{board}", f"#ablations-{board}"]  # fmt: skip
             inside += ["#heatmap-llm-all"] if board == "llm-all" else []
+            inside += ["#profile-llm-all"] if board == "llm-all" else []
             assert all(not page.locator(key).is_visible() for key in inside)
             detail.locator("summary").click()  # opening it shows all it holds
             assert detail.get_attribute("open") is not None
@@ -365,3 +368,54 @@ def test_the_report_reads_top_down_on_a_desktop_and_a_phone(study: Path, screen:
         )
         assert max(rights) <= width
         browser.close()
+
+
+def test_the_axis_profile_csv_and_table_hold_each_axis_with_its_evidence(study: Path) -> None:
+    with open_study(study) as s:
+        facts = gather_facts(s)
+    (llm,) = [b for b in facts.boards if b.key == "llm-all"]
+    rows = _csv_rows(study / "report" / "axis_profile.csv")
+    assert rows[0].keys() == {
+        "board", "system", "axis", "elo", "low", "high", "verdicts", "conversations",
+        "win_rate", "preliminary", "preliminary_reasons", "flagged_judges", "weight",
+    }  # fmt: skip
+    profile = {(r["board"], r["system"], r["axis"]): r for r in rows}
+    # the LLM boards: every ranked system on every axis, in board order; no Best human
+    assert [r["system"] for r in rows if r["board"] == "llm-all"][::5] == [
+        "m1", "human", "m2", "m3", "warm",
+    ]  # fmt: skip
+    for s in llm.leaderboard.standings:
+        for a in AXES:
+            r = profile[("llm-all", s.system, a)]
+            assert (float(r["elo"]), float(r["low"]), float(r["high"])) == (
+                s.axis_elo[a], s.axis_low[a], s.axis_high[a],
+            )  # fmt: skip
+            # g1 and g2 judge every pair in ten conversations; the audit flags both
+            assert (r["verdicts"], r["conversations"]) == ("80", "10")
+            assert (r["preliminary"], r["flagged_judges"], r["weight"]) == ("false", "g1;g2", "")
+            assert s.axis_low[a] < s.axis_elo[a] < s.axis_high[a]
+    # people judge only the overall preference: their board's profile says so, no number
+    human = profile[("human-all", "m1", "H")]
+    assert (human["elo"], human["low"], human["verdicts"], human["preliminary"]) == (
+        "", "", "0", "true",
+    )  # fmt: skip
+    assert human["preliminary_reasons"] == "no verdict judged it"
+    md = (study / "report" / "report.md").read_text()
+    table = md.split("### Elo per axis: LLM judges, all items", 1)[1]
+    m1 = llm.leaderboard.standings[0]
+    cell = f"{m1.axis_elo['H']:.0f} [{m1.axis_low['H']:.0f}–{m1.axis_high['H']:.0f}] · 80 v, 10 c !"
+    assert f"| m1 | {cell} |" in table
+    assert "!: judged by g1, g2, flagged unreliable by the judge audit" in table
+
+
+def test_leaderboard_axes_prints_the_profile_in_the_boards_order(study: Path) -> None:
+    plain = heart("leaderboard", "--study", study).stdout
+    assert "Five-axis profile" not in plain
+    out = heart("leaderboard", "--study", study, "--axes").stdout
+    board, profile = out.split("Five-axis profile: heart-demo (LLM judges, all items)", 1)
+    assert "HEART leaderboard" in board
+    names = [line.split("│")[2].strip() for line in profile.splitlines() if line.startswith("│ ")]
+    assert [n for n in names if n] == ["m1", "human", "m2", "m3", "warm"]
+    assert "80v 10c" in profile and "! judged by g1, g2, flagged unreliable" in profile
+    helped = " ".join(heart("leaderboard", "--help").stdout.split())
+    assert "--axes" in helped and "five-axis profile" in helped

@@ -16,6 +16,7 @@ from scipy.stats import norm
 from heart.stats import (
     SEPARATION_RIDGE,
     bootstrap_by_conversation,
+    bootstrap_stack_by_conversation,
     bradley_terry_mle_exists,
     elo_from_theta,
     fit_bradley_terry,
@@ -244,6 +245,25 @@ def test_bootstrap_round_is_a_fit_of_the_resampled_conversations() -> None:
     counts = rng.multinomial(40, np.full(40, 1 / 40), size=50)
     third = fit_bradley_terry(np.einsum("c,cij->ij", counts[2].astype(float), per_conv))
     np.testing.assert_allclose(boot.elo_rounds[2], third.elo, rtol=0, atol=1e-6)
+
+
+def test_a_stack_of_bootstraps_equals_each_bootstrap_alone() -> None:
+    """Several fits on the same conversations (a board's axes) bootstrapped in one batch: each
+    equals its own bootstrap, anchor included, round for round."""
+    stack = np.stack(
+        [simulate_conversations(TRUE_8, conversations=30, per_conversation=12, seed=s)
+         for s in (1, 2, 3)]
+    )  # fmt: skip
+    stack[2, :, 0, :] = stack[2, :, :, 0] = 0.0  # system 0 not compared in the third fit
+    anchors = np.ones((3, 8), dtype=bool)
+    anchors[1, :4] = False
+    together = bootstrap_stack_by_conversation(stack, rounds=80, seed=5, anchors=anchors)
+    for s, boot in enumerate(together):
+        alone = bootstrap_by_conversation(stack[s], rounds=80, seed=5, anchor=anchors[s])
+        np.testing.assert_allclose(boot.elo_rounds, alone.elo_rounds, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(boot.low, alone.low, rtol=0, atol=1e-6)
+        assert boot.separated_rounds == alone.separated_rounds
+    assert np.isnan(together[2].elo_rounds[:, 0]).all()
 
 
 def test_bootstrap_is_deterministic_for_a_seed() -> None:

@@ -3,6 +3,7 @@ all), each with the pooled human system and, beside it, the selection-biased "Be
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -187,21 +188,24 @@ def build_board(
     rule: EvidenceRule | None = None,
     ablations: bool = True,
     style: StyleInputs | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Board:
     """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
     with the selection-biased Best human beside it when a human system took part (its ablations
-    left out when ``ablations`` is false; ``style``: also the style-controlled Elo)."""
+    and axis intervals left out; ``ablations`` false: the board's too; ``style``: also the
+    style-controlled Elo; ``weights``: also the weighted composite of the axes)."""
     rule = rule or EvidenceRule()
     board = build_leaderboard(
         comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations,
-        style=style,
+        style=style, weights=weights,
     )  # fmt: skip
     best = best_human_comparisons(comparisons)
     best_standing = None
     if best is not None and len(best) and len(best.systems) >= 2:
         fit = build_leaderboard(
-            best, rounds=rounds, seed=seed, level=level, rule=rule, ablations=False
-        )
+            best, rounds=rounds, seed=seed, level=level, rule=rule, ablations=False,
+            axis_intervals=False,
+        )  # fmt: skip
         best_standing = next(s for s in fit.standings if s.system == BEST_HUMAN)
     return Board(source, subset, board, best_standing)
 
@@ -215,12 +219,15 @@ def build_boards(
     rule: EvidenceRule | None = None,
     ablations: bool = True,
     style: StyleInputs | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
     each subset when the items hold more than one; ``rule``: when a standing is preliminary
     (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
-    does not show them); ``style``: every board also with its style-controlled Elo."""
+    does not show them); ``style``: every board also with its style-controlled Elo;
+    ``weights`` (by axis letter, summing to one): every board also with the weighted composite
+    of its axes."""
     rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
@@ -244,6 +251,7 @@ def build_boards(
                         rule=rule,
                         ablations=ablations,
                         style=style,
+                        weights=weights,
                     )
                 )
     return boards

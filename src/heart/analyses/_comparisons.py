@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -148,8 +148,9 @@ class Comparisons:
         k = list(Axis).index(axis)
         judged = self.select(self.axis_given[:, k])
         outcome = judged.axis_outcome[:, k]
-        strength = np.where(outcome == 2, 1.0, np.maximum(judged.axis_strength[:, k], 1.0))
-        return replace(judged, outcome=outcome, strength=strength)
+        return replace(
+            judged, outcome=outcome, strength=axis_weight(outcome, judged.axis_strength[:, k])
+        )
 
     def by_source(self, source: Source) -> Comparisons:
         """Only the verdicts of LLM judges, of human raters, or (``all``) both."""
@@ -164,6 +165,11 @@ class Comparisons:
             return self
         subsets = np.asarray([*self.item_subsets, ""], dtype=object)
         return self.select(subsets[self.item] == subset)
+
+
+def axis_weight(outcome: Ints, strength: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """What an axis verdict weighs: its strength, at least one; "none" (a tie) weighs one."""
+    return np.where(outcome == 2, 1.0, np.maximum(strength, 1.0))
 
 
 def _compact(*indices: Ints) -> tuple[list[int], list[Ints]]:

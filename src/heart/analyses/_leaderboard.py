@@ -5,13 +5,16 @@ where the conversations are too few to estimate one honestly."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import kendalltau
 
+from heart.analyses._axes import fit_axes, weighted_composite
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._style import StyleControl, StyleInputs, build_style_control
 from heart.cores import usable_cores
@@ -21,6 +24,7 @@ from heart.stats import (
     bootstrap_by_conversation,
     clearly_above,
     cluster_robust_interval,
+    conversation_win_matrices,
     elo_differences,
     elo_from_theta,
     few_conversations_factor,
@@ -31,7 +35,6 @@ from heart.stats import (
     widen,
     win_matrix,
 )
-from heart.types import Axis
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -80,6 +83,16 @@ class Standing:
     style_elo: float = float("nan")  # Elo with style controlled (NaN: style control off)
     style_low: float = float("nan")  # its bootstrap interval, widened as the plain one
     style_high: float = float("nan")
+    # the five-axis profile: per axis the interval of ``axis_elo`` (widened as the plain one;
+    # NaN below INTERVAL_CONVERSATIONS conversations on the axis) and the verdicts and
+    # conversations behind it
+    axis_low: dict[str, float] = field(default_factory=dict)
+    axis_high: dict[str, float] = field(default_factory=dict)
+    axis_comparisons: dict[str, int] = field(default_factory=dict)
+    axis_conversations: dict[str, int] = field(default_factory=dict)
+    composite_elo: float = float("nan")  # Σ weight·Elo per axis (NaN: no ratings.weights)
+    composite_low: float = float("nan")  # its interval from the same bootstrap rounds
+    composite_high: float = float("nan")
 
     @property
     def ranked(self) -> bool:
@@ -111,6 +124,8 @@ class Leaderboard:
     rule: EvidenceRule = EvidenceRule()
     judges: tuple[str, ...] = ()  # every judge and rater whose verdicts the board counts
     style: StyleControl | None = None  # the style-controlled fit (None: style control off)
+    axis_judges: dict[str, tuple[str, ...]] = field(default_factory=dict)  # who judged each axis
+    weights: dict[str, float] | None = None  # the composite's weights by axis (None: no composite)
 
     @property
     def systems(self) -> list[str]:
@@ -124,9 +139,21 @@ class Leaderboard:
     def clear_pairs(self) -> list[EloDifference]:
         return [d for d in self.differences if d.clear]
 
+    def axis_preliminary(self, standing: Standing, axis: str) -> tuple[str, ...]:
+        """Why ``standing``'s Elo on ``axis`` is not firm (the board's rule on that axis's
+        verdicts and conversations); empty when it is."""
+        return _reasons(
+            standing.axis_comparisons.get(axis, 0),
+            standing.axis_conversations.get(axis, 0),
+            False,
+            math.isfinite(standing.axis_low.get(axis, math.nan)),
+            self.rule,
+        )
+
     def to_pandas(self) -> Any:
         """One row per system in board order: every field of its :class:`Standing`, the axes
-        spread into ``axis_win_rates_H``, ``axis_elo_H``..., an empty cell for no data."""
+        spread into ``axis_win_rates_H``, ``axis_elo_H``, ``axis_low_H``..., an empty cell for
+        no data."""
         return records_frame(self.standings)
 
 
@@ -142,38 +169,11 @@ def _shares(comparisons: Comparisons, outcome: npt.NDArray[np.int64], k: int) ->
 
 def per_conversation_wins(comparisons: Comparisons, weighted: bool = True) -> Floats:
     """(conversations, systems, systems) weighted win matrices, ties split half and half."""
-    k, c = len(comparisons.systems), len(comparisons.conversations)
     winner, loser, tie = comparisons.winner_loser()
-    weight = comparisons.strength if weighted else np.ones(len(comparisons))
-    share = np.where(tie, 0.5, 1.0) * weight
-    flat = np.bincount(
-        (comparisons.conversation * k + winner) * k + loser, weights=share, minlength=c * k * k
-    ).astype(np.float64)
-    flat += np.bincount(
-        (comparisons.conversation[tie] * k + loser[tie]) * k + winner[tie],
-        weights=share[tie],
-        minlength=c * k * k,
-    )
-    return flat.reshape(c, k, k)
-
-
-def _axis_results(comparisons: Comparisons, k: int) -> tuple[dict[str, Floats], dict[str, Floats]]:
-    """Win rates and Elo per axis, from the verdicts that judged the axis (each weighted by its
-    strength, "none" a tie of weight one); NaN for a system no such verdict compared."""
-    rates, elos = {}, {}
-    for i, axis in enumerate(Axis):
-        given = comparisons.axis_given[:, i]
-        rates[axis.value] = np.full(k, np.nan)
-        elos[axis.value] = np.full(k, np.nan)
-        if not given.any():
-            continue
-        judged = comparisons.on_axis(axis)
-        kept = [comparisons.systems.index(s) for s in judged.systems]
-        winner, loser, tie = judged.winner_loser()
-        fit = fit_bradley_terry(win_matrix(winner, loser, judged.strength, len(kept), tie=tie))
-        rates[axis.value][kept] = _shares(judged, judged.outcome, len(kept))
-        elos[axis.value][kept] = fit.elo
-    return rates, elos
+    return conversation_win_matrices(
+        comparisons.conversation, winner, loser, comparisons.strength if weighted else None,
+        len(comparisons.systems), len(comparisons.conversations), tie=tie,
+    )  # fmt: skip
 
 
 def _tau(x: Floats, y: Floats) -> float:
@@ -296,6 +296,8 @@ def build_leaderboard(
     rule: EvidenceRule = EvidenceRule(),
     ablations: bool = True,
     style: StyleInputs | None = None,
+    weights: Mapping[str, float] | None = None,
+    axis_intervals: bool = True,
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
@@ -308,7 +310,10 @@ def build_leaderboard(
     ranks and clear pairs follow Arena's rule on those intervals. A pair is clear only when
     neither system's verdicts all come from one rater. Systems below ``rule`` are preliminary.
     With ``style`` each system also gets its style-controlled Elo (``build_style_control``, same
-    anchor, draws and widening), and the ablations its ranking.
+    anchor, draws and widening), and the ablations its ranking. Per axis, Elo comes with its
+    own bootstrap interval from the same draws (``fit_axes``; none when ``axis_intervals`` is
+    false) and, with ``weights`` (by axis letter, summing to one), each system gets the weighted
+    composite of its axes with an interval from those rounds (``weighted_composite``).
     """
     k = len(comparisons.systems)
     winner, loser, tie = comparisons.winner_loser()
@@ -349,7 +354,11 @@ def build_leaderboard(
         (nan, nan) if styled is None else widen(style_elo, styled.low, styled.high, factor)
     )
     overall = _shares(comparisons, comparisons.outcome, k)
-    axis_rates, axis_elo = _axis_results(comparisons, k)
+    axes = fit_axes(
+        comparisons, rounds=rounds, seed=seed, level=level,
+        min_conversations=INTERVAL_CONVERSATIONS, intervals=axis_intervals,
+    )  # fmt: skip
+    composite = None if weights is None else weighted_composite(axes, weights, level)
     order = sorted(
         range(k), key=lambda i: (ranks[i] == 0, ranks[i], -elo[i], comparisons.systems[i])
     )
@@ -367,8 +376,8 @@ def build_leaderboard(
             paper_high=float(paper_high[i]),
             comparisons=int(n_i[i]),
             win_rate=float(overall[i]),
-            axis_win_rates={a: float(v[i]) for a, v in axis_rates.items()},
-            axis_elo={a: float(v[i]) for a, v in axis_elo.items()},
+            axis_win_rates={a: float(f.win_rate[i]) for a, f in axes.items()},
+            axis_elo={a: float(f.elo[i]) for a, f in axes.items()},
             conversations=int(evidence.conversations[i]),
             opponents=int(evidence.opponents[i]),
             judges=int(evidence.judges[i]),
@@ -383,6 +392,13 @@ def build_leaderboard(
             style_elo=float(style_elo[i]),
             style_low=float(style_low[i]),
             style_high=float(style_high[i]),
+            axis_low={a: float(f.low[i]) for a, f in axes.items()},
+            axis_high={a: float(f.high[i]) for a, f in axes.items()},
+            axis_comparisons={a: int(f.comparisons[i]) for a, f in axes.items()},
+            axis_conversations={a: int(f.conversations[i]) for a, f in axes.items()},
+            composite_elo=float(nan[i] if composite is None else composite.elo[i]),
+            composite_low=float(nan[i] if composite is None else composite.low[i]),
+            composite_high=float(nan[i] if composite is None else composite.high[i]),
         )
         for i in order
     ]
@@ -403,6 +419,8 @@ def build_leaderboard(
         rule=rule,
         judges=tuple(comparisons.judges),
         style=styled,
+        axis_judges={a: f.judges for a, f in axes.items()},
+        weights=None if weights is None else dict(weights),
     )
 
 

@@ -21,7 +21,12 @@ from heart.report._facts import (
     strategy_report,
 )
 from heart.report._overview import board_warning
-from heart.report._terminal import terminal_audit, terminal_conclusions, terminal_table
+from heart.report._terminal import (
+    terminal_audit,
+    terminal_conclusions,
+    terminal_profile,
+    terminal_table,
+)
 from heart.report._write import write_report
 
 __all__ = [
@@ -39,6 +44,7 @@ __all__ = [
     "strategy_report",
     "terminal_audit",
     "terminal_conclusions",
+    "terminal_profile",
     "terminal_table",
     "write_report",
 ]

@@ -1,7 +1,7 @@
 """The report's boards, one section each: the leaderboard in the style of the paper's Figure 4,
-then, to open when wanted, its heatmap and forest plot, Elo per axis, head to head, the
-differences between systems, the ablations and (when on) style control; and their CSV files
-(leaderboard.csv, differences.csv, style.csv)."""
+then, to open when wanted, its heatmap and forest plot, the five-axis profile, head to head,
+the differences between systems, the ablations and (when on) style control; and their CSV files
+(leaderboard.csv, differences.csv, axis_profile.csv, style.csv)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
 from heart.report._figures import bands, new_figure, png_bytes
 from heart.report._latency import TTFT_COLUMNS, ttft_cells, with_ttft
+from heart.report._profile import (
+    axis_profile_table,
+    composite_cell,
+    profile_file,
+    profile_png,
+    weights_text,
+)
 from heart.report._section import Block, Details, Figure, Section
 from heart.report._table import (
     AXES,
@@ -86,6 +93,11 @@ def board_table(board: Board) -> Table:
         for row, colour, s in zip(rows, colours, lb.standings, strict=True):
             row[5:5] = [num(s.style_elo), interval(s.style_low, s.style_high)]
             colour[5:5] = [None, None]
+    if lb.weights is not None:  # the weighted composite beside the overall Elo
+        header[5:5] = [COMPOSITE]
+        for row, colour, s in zip(rows, colours, lb.standings, strict=True):
+            row[5:5] = [composite_cell(s)]
+            colour[5:5] = [None]
     note = (
         f"{lb.comparisons} comparisons over {lb.conversations} conversations from "
         f"{len(lb.judges)} judges. Rank: shared by the systems that cannot be told apart; '–': "
@@ -96,6 +108,9 @@ def board_table(board: Board) -> Table:
         if lb.style is not None:
             rows[-1][5:5] = ["–", "–"]  # the Best human's separate fit has no style control
             colours[-1][5:5] = [None, None]
+        if lb.weights is not None:
+            rows[-1][5:5] = ["–"]  # nor a composite
+            colours[-1][5:5] = [None]
         note += (
             f" † {BEST_HUMAN}: per context the human reply that won most, from a separate fit; "
             "biased upwards by that selection, so it is not ranked."
@@ -106,8 +121,17 @@ def board_table(board: Board) -> Table:
             f"{lb.separated_rounds} bootstrap rounds (perfect separation); those "
             "fits used a weak ridge penalty so the ratings stay finite."
         )
+    if lb.weights is not None:
+        note += (
+            f" {COMPOSITE}: Σ weight × Elo per axis ({weights_text(lb.weights)}, from "
+            "ratings.weights) with its interval from the same bootstrap rounds, in parentheses "
+            "where it has none; the ranking stays the overall Elo's."
+        )
     note += " How Elo, intervals, ranks, marks and win rates are computed: in the detail below."
     return Table("", header, rows, note, f"board-{board.key}", colours)
+
+
+COMPOSITE = "weighted composite [CI]"
 
 
 def board_method(board: Board) -> str:
@@ -162,22 +186,6 @@ def style_table(board: Board) -> Table | None:
         " Some fits needed the weak ridge penalty (separation)." if style.separated else ""
     )
     return Table(f"Style control: {board.title}", header, rows, note, f"style-{board.key}")
-
-
-def axis_elo_table(board: Board) -> Table:
-    rows = [
-        [s.system, *(axis_cell(s.axis_elo[a], f"{s.axis_elo[a]:.0f}") for a in AXES)]
-        for s in board.leaderboard.standings
-    ]
-    return Table(
-        f"Elo per axis: {board.title}",
-        ["system", *AXES],
-        rows,
-        "Bradley–Terry on each axis's verdicts, weighted by their strength; 'no clear "
-        f"advantage' counts as a tie. '{NO_DATA}': no verdict on this system judged the axis "
-        "(human raters and imported verdicts give only the overall preference).",
-        f"axes-{board.key}",
-    )
 
 
 def head_to_head_table(board: Board) -> Table:
@@ -249,13 +257,16 @@ def ablation_table(board: Board) -> Table:
     return Table(f"Ablations: {board.title}", header, rows, note, f"ablations-{board.key}")
 
 
-def board_tables(board: Board, latency: LatencyReport | None = None) -> list[Table]:
+def board_tables(
+    board: Board, latency: LatencyReport | None = None, audits: list[JudgeAudit] | None = None
+) -> list[Table]:
     """Every table of one board, the leaderboard first (with a median-TTFT column when systems
-    have timings)."""
+    have timings), then its five-axis profile (axes judged by a judge ``audits`` flags
+    marked)."""
     style = style_table(board)
     return [
         with_ttft(board_table(board), latency),
-        axis_elo_table(board),
+        axis_profile_table(board, audits or []),
         head_to_head_table(board),
         differences_table(board),
         ablation_table(board),
@@ -276,15 +287,23 @@ def board_detail(board: Board, main: bool) -> str:
 
 def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Section:
     """One board: its leaderboard in full, then, closed in the HTML under a line saying what it
-    holds, how the board is computed, the heatmap (the main board only), the forest plot and its
-    other tables."""
-    first, *others = board_tables(board, facts.latency)
+    holds, how the board is computed, the heatmap (the main board only), the forest plot, the
+    five-axis profile's small multiples (the main board only, when its verdicts judged the
+    axes; every board has the profile's table) and its other tables."""
+    first, *others = board_tables(board, facts.latency, facts.audit)
     figures: list[Block] = []
     if main:
         figures.append(
             Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
         )
     figures.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
+    if main and any(board.leaderboard.axis_judges.values()):  # some verdict judged the axes
+        figures.append(
+            Figure(
+                f"profile-{board.key}", "five-axis profile, one panel per system",
+                lambda: profile_png(board, facts.audit),
+            )
+        )  # fmt: skip
     method = [board_method(board)] + ([STYLE_METHOD] if board.leaderboard.style else [])
     blocks = [*method, *figures, *others]
     detail = Details(board_detail(board, main), blocks, f"more-{board.key}")
@@ -310,6 +329,7 @@ BOARD_HEADER = [
     "robust_high", "paper_low", "paper_high", "comparisons", "conversations", "opponents",
     "judges", "preliminary", "preliminary_reasons", "audit", "flagged_judges", "win_rate",
     *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
+    "composite_elo", "composite_low", "composite_high",
 ]  # fmt: skip
 
 
@@ -331,7 +351,8 @@ def board_rows(
             s.robust_high, s.paper_low, s.paper_high, s.comparisons, s.conversations,
             s.opponents, s.judges, bool(s.preliminary), "; ".join(s.preliminary), audit.verdict,
             ";".join(audit.flagged), s.win_rate, *(s.axis_win_rates[a] for a in AXES),
-            *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system),
+            *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system), s.composite_elo,
+            s.composite_low, s.composite_high,
         ]
         for rank, s in ranked
     ]  # fmt: skip
@@ -352,7 +373,8 @@ def difference_rows(board: Board) -> list[list[Cell]]:
 
 
 def board_files(facts: StudyFacts) -> dict[str, str]:
-    """leaderboard.csv and differences.csv, every board's rows in one file each."""
+    """leaderboard.csv, differences.csv and axis_profile.csv, every board's rows in one file
+    each."""
     boards, differences = [], []
     for board in facts.boards:
         boards += board_rows(board, facts.audit, facts.latency)
@@ -360,6 +382,7 @@ def board_files(facts: StudyFacts) -> dict[str, str]:
     files = {
         "leaderboard.csv": csv_text(BOARD_HEADER, boards),
         "differences.csv": csv_text(DIFFERENCE_HEADER, differences),
+        **profile_file(facts.boards, facts.audit),
     }
     styled = [b for b in facts.boards if b.leaderboard.style is not None]
     if styled:

@@ -212,7 +212,7 @@ def _boards(study: Study, comparisons: Comparisons, *, ablations: bool = True) -
     return build_boards(
         comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(), ablations=ablations,
-        style=study.style_inputs(comparisons.completions),
+        style=study.style_inputs(comparisons.completions), weights=ratings.weights,
     )  # fmt: skip
 
 

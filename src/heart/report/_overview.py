@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from heart.report._boards import board_table
+from heart.report._boards import COMPOSITE, board_table
 from heart.report._conclusions import board_conclusions, board_summary
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Bullets, Section
@@ -59,9 +59,10 @@ def main_board(facts: StudyFacts) -> Table | None:
         return None
     full = board_table(board)
     interval = full.header[4]
+    composite = [COMPOSITE] if COMPOSITE in full.header else []
     glance = pick_columns(
         full,
-        ["#", "system", "Elo", interval, "conversations", "win rate", "evidence"],
+        ["#", "system", "Elo", interval, *composite, "conversations", "win rate", "evidence"],
         f"Main board: {board.title}",
         "Interval: the conversation bootstrap; preliminary: too little evidence to act on (why: "
         f"above). The full board, with every interval, axis and count: {board.title}, below.",

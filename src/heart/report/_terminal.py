@@ -4,44 +4,136 @@ never read as console markup."""
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Group
 from rich.table import Table as RichTable
 
-from heart.analyses import Board, JudgeAudit
+from heart.analyses import INTERVAL_CONVERSATIONS, Board, JudgeAudit, Standing
 from heart.console import as_text
 from heart.report._audit import AUDIT_HEADER, audit_rows, audit_verdict
-from heart.report._boards import board_table
+from heart.report._boards import COMPOSITE, board_table, rank_cell
 from heart.report._conclusions import board_conclusions
 from heart.report._facts import StudyFacts
-from heart.report._table import AXES
+from heart.report._profile import (
+    axis_marks,
+    composite_cell,
+    flagged_axes,
+    profiled,
+    weights_text,
+)
+from heart.report._table import AXES, NO_DATA, interval
 
 TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
+COMPOSITE_COLUMN = "Σw"
+"""The weighted composite's column, after the interval, when ratings.weights sets one."""
 
 
 def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     """A board (default: the main one) for an 80-column terminal; the report has every column.
-    Names are shown as written, never read as console markup."""
+    With ``ratings.weights`` the weighted composite (Σw) follows the interval, without its own
+    (``terminal_profile`` shows it), and the table drops its outer edge to keep within 80
+    columns. Names are shown as written, never read as console markup."""
     board = board or facts.main
     title = f"HEART leaderboard: {facts.name}"
     title = f"{title} ({board.title})" if board else title
-    table = RichTable(title=as_text(title, style="table.title"))
-    for head in TERMINAL_COLUMNS:
-        table.add_column(head, justify="left" if head == "system" else "right")
+    weighted = board is not None and board.leaderboard.weights is not None
+    table = RichTable(title=as_text(title, style="table.title"), show_edge=not weighted)
+    columns = [*TERMINAL_COLUMNS[:4], *([COMPOSITE_COLUMN] if weighted else []),
+               *TERMINAL_COLUMNS[4:]]  # fmt: skip
+    for head in columns:  # numbers whole; a long system name wraps instead
+        left = head == "system"
+        table.add_column(head, justify="left" if left else "right", no_wrap=not left)
     if board is None:
         table.caption = "No valid judgments yet: run `heart run`."
         return table
-    for row in board_table(board).rows:
-        rank, system, _family, elo, ci, _robust, _paper, n, _c, _o, _j, win, *axes, evidence = row
-        mark = " *" if evidence != "firm" and rank != "†" else ""
-        table.add_row(*map(as_text, (rank, system + mark, elo, ci, n, win, *axes)))
+    full = board_table(board)
+    for row in full.rows:
+        cell = dict(zip(full.header, row, strict=True))
+        mark = " *" if cell["evidence"] != "firm" and cell["#"] != "†" else ""
+        shown = [cell["#"], cell["system"] + mark, cell["Elo"], row[4]]  # row[4]: the interval
+        if weighted:
+            shown.append(cell[COMPOSITE].split(" [")[0].strip("()"))
+        shown += [cell["comparisons"], cell["win rate"], *(cell[a] for a in AXES)]
+        table.add_row(*map(as_text, shown))
     lb = board.leaderboard
     table.caption = (
         f"CI: {lb.rounds} bootstrap rounds over conversations; #: shared by systems whose "
         "intervals overlap, – without an interval; win and H-T: share of comparisons won"
+        + (
+            f"; Σw: Σ weight × Elo per axis ({weights_text(lb.weights)}), its CI under --axes"
+            if lb.weights
+            else ""
+        )
         + ("; * preliminary" if lb.preliminary else "")
         + ("; † selection-biased, not ranked" if board.best_human else "")
     )
     return table
+
+
+def terminal_profile(facts: StudyFacts, board: Board | None = None) -> RichTable:
+    """A board's five-axis profile (default: the main one's) for an 80-column terminal: per
+    system, in the board's order, its Elo on each axis over its interval and the verdicts (v)
+    and conversations (c) behind it; ``*`` preliminary, ``!`` judged by a judge the audit flags,
+    the Elo in parentheses without an interval, ``no data`` where no verdict judged the axis;
+    with ``ratings.weights``, the weighted composite and its interval under each name."""
+    board = board or facts.main
+    title = f"Five-axis profile: {facts.name}"
+    title = f"{title} ({board.title})" if board else title
+    table = RichTable(title=as_text(title, style="table.title"))
+    for head in ["#", "system", *AXES]:
+        table.add_column(head, justify="left" if head == "system" else "right")
+    if board is None:
+        table.caption = "No valid judgments yet: run `heart run`."
+        return table
+    flagged = flagged_axes(board, facts.audit)
+    for s in profiled(board):
+        name = s.system + (" *" if s.preliminary else "")
+        if board.leaderboard.weights is not None:
+            elo, _, low_high = composite_cell(s).partition(" [")
+            name += f"\n{COMPOSITE_COLUMN} {elo}" + (
+                f"\n{low_high.rstrip(']')}" if low_high else ""
+            )
+        cells = [rank_cell(s), name]
+        cells += [_axis_lines(board, s, axis, bool(flagged[axis])) for axis in AXES]
+        table.add_row(*map(as_text, cells))
+    table.caption = as_text(profile_caption(board, flagged))
+    return table
+
+
+def _axis_lines(board: Board, s: Standing, axis: str, flagged: bool) -> str:
+    """A profile cell in three short lines: Elo and marks, interval, verdicts and
+    conversations (``no data`` alone where none judged the axis)."""
+    elo = s.axis_elo[axis]
+    if math.isnan(elo):
+        return NO_DATA
+    low, high = s.axis_low[axis], s.axis_high[axis]
+    measured = math.isfinite(low)
+    marks = axis_marks(board, s, axis, flagged)
+    first = (f"{elo:.0f}" if measured else f"({elo:.0f})") + (f" {marks}" if marks else "")
+    counts = f"{s.axis_comparisons[axis]}v {s.axis_conversations[axis]}c"
+    return "\n".join([first, interval(low, high) if measured else "no CI", counts])
+
+
+def profile_caption(board: Board, flagged: dict[str, tuple[str, ...]]) -> str:
+    """What the terminal profile's cells and marks mean."""
+    lb = board.leaderboard
+    names = sorted({j for judges in flagged.values() for j in judges})
+    return (
+        f"Per axis: Elo, its {100 * lb.level:.0f}% CI from {lb.rounds} bootstrap rounds over "
+        "conversations, the verdicts (v) that judged the axis and their conversations (c); "
+        f"(Elo), no CI: fewer than {INTERVAL_CONVERSATIONS} conversations on the axis; "
+        "* preliminary (fewer than "
+        f"{lb.rule.conversations} conversations or {lb.rule.comparisons} verdicts)"
+        + (f"; ! judged by {', '.join(names)}, flagged unreliable by the audit" if names else "")
+        + (
+            f"; {COMPOSITE_COLUMN} under a name: Σ weight × Elo per axis "
+            f"({weights_text(lb.weights)}) and its CI"
+            if lb.weights
+            else ""
+        )
+        + "; rows in the board's order (#: its rank)"
+    )
 
 
 def terminal_conclusions(facts: StudyFacts, board: Board | None = None) -> list[str]:

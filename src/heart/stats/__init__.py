@@ -19,6 +19,7 @@ from heart.stats._bootstrap import (
     BootstrapResult,
     bootstrap_by_conversation,
     bootstrap_share_by_conversation,
+    bootstrap_stack_by_conversation,
     conversation_draws,
 )
 from heart.stats._bradley_terry import (
@@ -97,7 +98,12 @@ from heart.stats._style import (
     style_design,
     style_differences,
 )
-from heart.stats._wins import overall_win_rate, win_matrix, win_rates
+from heart.stats._wins import (
+    conversation_win_matrices,
+    overall_win_rate,
+    win_matrix,
+    win_rates,
+)
 
 __all__ = [
     "ELO_BASE",
@@ -134,6 +140,7 @@ __all__ = [
     "bootstrap_krippendorff_alpha_by_conversation",
     "bootstrap_p_values",
     "bootstrap_share_by_conversation",
+    "bootstrap_stack_by_conversation",
     "bootstrap_style_controlled",
     "bradley_terry_mle_exists",
     "category_table",
@@ -144,6 +151,7 @@ __all__ = [
     "co_mention",
     "cohen_kappa",
     "conversation_draws",
+    "conversation_win_matrices",
     "correlation_eigenvalues",
     "coverage",
     "cronbach_alpha",

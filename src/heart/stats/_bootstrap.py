@@ -74,30 +74,65 @@ def bootstrap_by_conversation(
     (default: all) that the round's conversations compared, so a system a round left out does
     not move the others.
     """
+    (result,) = bootstrap_stack_by_conversation(
+        np.asarray(per_conversation_wins, dtype=np.float64)[None],
+        rounds=rounds, seed=seed, level=level, ridge=ridge,
+        anchors=None if anchor is None else np.asarray(anchor, dtype=bool)[None],
+    )  # fmt: skip
+    return result
+
+
+def bootstrap_stack_by_conversation(
+    per_conversation_wins: FloatArray,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    ridge: float | None = None,
+    anchors: BoolArray | None = None,
+) -> list[BootstrapResult]:
+    """``bootstrap_by_conversation`` for S fits over the same conversations at once (say the
+    five axes of one board): ``per_conversation_wins`` is (S, C, K, K) and ``anchors`` (S, K)
+    or None. Every fit's round r draws the same conversations, so a sum over the fits within a
+    round has the spread of the sum; all S × rounds fits share one batched Newton loop."""
     _check_level(level)
     if rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds}")
-    w = _as_wins(per_conversation_wins, 3)
-    c, k, _ = w.shape
+    w = _as_wins(per_conversation_wins, 4)
+    n, c, k, _ = w.shape
     if c < 1:
         raise ValueError("per_conversation_wins must hold at least one conversation")
+    if anchors is not None and np.shape(anchors) != (n, k):
+        raise ValueError(f"anchors must mask the {k} systems of each of the {n} fits")
     counts = conversation_draws(c, rounds=rounds, seed=seed)
-    replicates = (counts @ w.reshape(c, k * k)).reshape(rounds, k, k)
+    # (rounds, S·K·K) → (S·rounds, K, K): fit s's rounds are rows s·rounds … (s + 1)·rounds − 1
+    drawn = counts @ w.transpose(1, 0, 2, 3).reshape(c, n * k * k)
+    replicates = drawn.reshape(rounds, n, k, k).transpose(1, 0, 2, 3).reshape(n * rounds, k, k)
     lam, separated = _ridges(replicates, ridge)
-    pooled = w.sum(axis=0)[None]
+    pooled = w.sum(axis=1)
     start, _, _ = _newton(pooled, _ridges(pooled, None)[0], tol=1e-10, max_iter=200)
-    theta, _, _ = _newton(replicates, lam, tol=1e-10, max_iter=200, start=start[0])
-    present = (replicates.sum(axis=1) + replicates.sum(axis=2)) > 0
-    elo = _centred_on_present(theta, present, anchor)
-    low, high = percentile_interval(elo, level)
-    return BootstrapResult(
-        elo_rounds=elo,
-        low=low,
-        high=high,
-        level=level,
-        rounds=rounds,
-        separated_rounds=int(separated.sum()),
+    theta, _, _ = _newton(
+        replicates, lam, tol=1e-10, max_iter=200, start=np.repeat(start, rounds, axis=0)
     )
+    present = (replicates.sum(axis=1) + replicates.sum(axis=2)) > 0
+    results = []
+    for s in range(n):
+        mine = slice(s * rounds, (s + 1) * rounds)
+        elo = _centred_on_present(
+            theta[mine], present[mine], None if anchors is None else anchors[s]
+        )
+        low, high = percentile_interval(elo, level)
+        results.append(
+            BootstrapResult(
+                elo_rounds=elo,
+                low=low,
+                high=high,
+                level=level,
+                rounds=rounds,
+                separated_rounds=int(separated[mine].sum()),
+            )
+        )
+    return results
 
 
 def _centred_on_present(

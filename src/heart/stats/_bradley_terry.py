@@ -108,8 +108,8 @@ def _newton(
 ) -> tuple[FloatArray, IntArray, BoolArray]:
     """Maximise the penalised log-likelihood for each of R stacked matrices at once.
 
-    ``start`` (K,) is where every replicate's search begins (default zero): the optimum is
-    unique, so it changes only how many steps it takes.
+    ``start`` (K,), or (R, K) one per replicate, is where the search begins (default zero):
+    the optimum is unique, so it changes only how many steps it takes.
 
     Newton steps solve (H + ridge·I + J)·δ = ∇, where H is the (Laplacian) negative Hessian and
     J = 11ᵀ/K_c on the compared systems pins the gauge (it does not change a step orthogonal to
@@ -124,7 +124,7 @@ def _newton(
     gauge = c[:, :, None] * c[:, None, :] / n_c[:, None, None]
     gauge[:, np.arange(k), np.arange(k)] += 1.0 - c + ridge[:, None]
 
-    theta = np.zeros((r, k)) if start is None else np.where(compared, start[None, :], 0.0)
+    theta = np.zeros((r, k)) if start is None else np.where(compared, start.reshape(-1, k), 0.0)
     value = _log_likelihood(theta, wins, ridge)
     iterations = np.zeros(r, dtype=np.int64)
     converged = np.zeros(r, dtype=bool)

@@ -65,6 +65,36 @@ def win_matrix(
     return flat.reshape(n_systems, n_systems)
 
 
+def conversation_win_matrices(
+    conversation: IntArray,
+    winner: IntArray,
+    loser: IntArray,
+    weight: FloatArray | None,
+    n_systems: int,
+    n_conversations: int,
+    *,
+    tie: BoolArray | None = None,
+) -> FloatArray:
+    """(C, K, K): one ``win_matrix`` per conversation, row r counted in conversation
+    ``conversation[r]`` (what a conversation bootstrap resamples)."""
+    c = np.asarray(conversation, dtype=np.int64).reshape(-1)
+    if c.size and (c.min() < 0 or c.max() >= n_conversations):
+        raise ValueError(f"conversation indices must lie in [0, {n_conversations - 1}]")
+    k = n_systems
+    w, lo = _check_pairs(winner, loser, k)
+    if c.size != w.size:
+        raise ValueError(
+            f"conversation must have one entry per comparison ({w.size}), got {c.size}"
+        )
+    t = _check_tie(tie, w.size)
+    weights = np.ones(w.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    share = np.where(t, 0.5, 1.0) * weights.reshape(-1)
+    size = n_conversations * k * k
+    flat = np.bincount((c * k + w) * k + lo, weights=share, minlength=size).astype(np.float64)
+    flat += np.bincount((c[t] * k + lo[t]) * k + w[t], weights=share[t], minlength=size)
+    return flat.reshape(n_conversations, k, k)
+
+
 def win_rates(wins: FloatArray) -> FloatArray:
     """Per system, its weighted share of wins: Σ_j W[i, j] / Σ_j (W[i, j] + W[j, i]).
 
