@@ -10,6 +10,7 @@ figures and CSV files, over a small core (``_table``, ``_section``, ``_csv``, ``
 from heart.report._adversarial import rater_verdict
 from heart.report._as_html import render_html
 from heart.report._as_markdown import render_markdown
+from heart.report._aside import rationale_report
 from heart.report._document import csv_files
 from heart.report._facts import (
     StudyFacts,
@@ -17,7 +18,6 @@ from heart.report._facts import (
     factor_report,
     gather_boards,
     gather_facts,
-    rationale_report,
     strategy_report,
 )
 from heart.report._overview import board_warning

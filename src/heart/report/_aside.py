@@ -1,6 +1,6 @@
-"""A large study's rationale figures computed in a process of their own, on the other core,
-while this one fits the boards and the other analyses: the figures are the same, read from the
-same store."""
+"""The report's rationale figures: on a large study computed in a process of their own, on the
+other core, while this one fits the boards and the other analyses (the figures are the same,
+read from the same store)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from heart.analyses import RationaleReport, load_comparisons
+from heart.analyses import Comparisons, RationaleReport, analyse_rationales, load_comparisons
 from heart.config import StudyConfig
 from heart.cores import usable_cores
 from heart.garbage import fewer_collections
+from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import open_store
 from heart.study import Study
 
@@ -24,14 +25,22 @@ costs more than it saves)."""
 def _rationales_of(root: Path, config: StudyConfig, url: str) -> RationaleReport:
     """In the other process: the rationale figures of the study at ``root`` with the settings
     ``config`` and the store at ``url`` (opened read-only)."""
-    from heart.report._facts import rationale_report
-
     store = open_store(url, read_only=True)
     try:
         study = Study(root, config, store)
         return rationale_report(study, load_comparisons(store, source="all"))
     finally:
         store.close()
+
+
+def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
+    """The rationale figures of the rule-based coder and of the LLM coder when one is set."""
+    config, ratings = study.config.rationales, study.config.ratings
+    return analyse_rationales(
+        study.store, comparisons, load_codebook(config.codebook), RULE_CODER,
+        llm_coder_id(config.coder) if config.coder is not None else None,
+        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+    )  # fmt: skip
 
 
 class RationalesAside:

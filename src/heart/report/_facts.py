@@ -23,7 +23,6 @@ from heart.analyses import (
     SubsetComparison,
     adversarial_report,
     analyse_agreement,
-    analyse_rationales,
     analyse_strategies,
     audit_judges,
     build_boards,
@@ -39,8 +38,7 @@ from heart.capability import CapabilityIndex
 from heart.garbage import fewer_collections
 from heart.people import RaterQuality, review_quality
 from heart.provenance import Provenance, study_provenance
-from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
-from heart.report._aside import RationalesAside, worth_aside
+from heart.report._aside import RationalesAside, rationale_report, worth_aside
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -238,16 +236,6 @@ def strategy_report(study: Study) -> StrategyReport | None:
         study.store,
         classifier_id(study.config.strategies.classifier or DEFAULT_CLASSIFIER),
         load_taxonomy(study.config.strategies.taxonomy),
-        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
-    )  # fmt: skip
-
-
-def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
-    """The rationale figures of the rule-based coder and of the LLM coder when one is set."""
-    config, ratings = study.config.rationales, study.config.ratings
-    return analyse_rationales(
-        study.store, comparisons, load_codebook(config.codebook), RULE_CODER,
-        llm_coder_id(config.coder) if config.coder is not None else None,
         rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
     )  # fmt: skip
 
