@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlalchemy import select
 
 from heart.config import PairDesign, PairsSpec
@@ -22,16 +22,13 @@ from heart.engine import ProgressFn, RunSummary
 from heart.ids import pair_id, seeded_order
 from heart.judging._llm import JudgingInputs, JudgingSummary, judge_pairs, schedule_for
 from heart.judging._pairs import _candidates, pairs_to_add
-from heart.stats import (
-    Candidate,
-    Comparison,
-    bootstrap_by_conversation,
-    choose_pairs,
-    fit_bradley_terry,
-)
 from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow
 from heart.study import Study
 from heart.types import Side, Status
+
+if TYPE_CHECKING:  # the statistics are imported when a round is chosen: a study of another
+    # design, and commands that only read the settings, never load numpy and scipy
+    from heart.stats import Comparison
 
 ROUND = "adaptive-"
 SCORE = {Side.A: 1.0, Side.B: 0.0, Side.TIE: 0.5, Side.NONE: 0.5}
@@ -81,6 +78,8 @@ class RoundInputs:
     def comparisons(self, before_round: int | None = None) -> list[Comparison]:
         """The verdicts as comparisons of system indices (those of pairs added before round
         ``before_round`` when it is given)."""
+        from heart.stats import Comparison
+
         index = {s: n for n, s in enumerate(self.systems)}
         system = {cid: s for item in self.replies.values() for cid, s in item}
         by_id = {p.id: p for p in self.pairs}
@@ -98,6 +97,10 @@ class RoundInputs:
 
 
 def _ranking(systems: int, comparisons: list[Comparison]) -> list[int]:
+    import numpy as np
+
+    from heart.stats import fit_bradley_terry
+
     wins = np.zeros((systems, systems))
     for c in comparisons:
         wins[c.a, c.b] += c.score
@@ -108,6 +111,10 @@ def _ranking(systems: int, comparisons: list[Comparison]) -> list[int]:
 def widest_interval(study: Study, inputs: RoundInputs) -> float:
     """The widest Elo interval (the ratings level) of the verdicts so far, resampling
     conversations; infinite while some system has none."""
+    import numpy as np
+
+    from heart.stats import bootstrap_by_conversation
+
     k = len(inputs.systems)
     conversations = sorted(set(inputs.conversation.values()))
     row = {c: n for n, c in enumerate(conversations)}
@@ -164,6 +171,8 @@ def verdicts_per_pair(study: Study) -> int:
 def next_round(study: Study, inputs: RoundInputs | None = None) -> list[PairRow]:
     """The pairs of the next round (none when the budget is spent, the stopping rule holds or
     no pair is left), chosen from the store alone."""
+    from heart.stats import Candidate, choose_pairs
+
     spec, seed = study.config.pairs, study.config.seed
     inputs = inputs or RoundInputs.stored(study)
     if stop_reached(study, inputs):
