@@ -5,16 +5,16 @@ importing process, and the reading process never outlives the import."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from heart.errors import ImportRefused
-from heart.release import _bundles, _read_ahead, import_bundle
+from heart.release import _bundles, import_bundle
 from heart.release._read_ahead import ReadAhead, pack, reader, unpack
 
+from .docs.markdown import ROOT
 from .rows import refused_bundle
 from .test_release_bundles import _sign
 from .test_release_streaming import _bundle, _rows_of, _small_chunks, _store
@@ -53,7 +53,7 @@ def test_a_bundle_read_ahead_stores_what_one_read_here_stores(
 ) -> None:
     bundle = _bundle(tmp_path, items=4)
     ahead = import_bundle(_store(tmp_path / "ahead.db"), bundle)
-    assert len(read_ahead) == 1 and not read_ahead[0]._process.is_alive()
+    assert len(read_ahead) == 1 and read_ahead[0]._worker._process.poll() is not None
     monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
     here = import_bundle(_store(tmp_path / "here.db"), bundle)
     assert len(read_ahead) == 1  # the second import read its files itself
@@ -81,7 +81,7 @@ def test_a_line_refused_while_read_ahead_is_refused_as_here(
     _sign(bundle)
     message = refused_bundle(bundle, tmp_path / "refused.db")
     assert message.startswith(f"{path} line {len(lines)}: 'span_start'"), message
-    assert read_ahead and not read_ahead[-1]._process.is_alive()  # the store is as it was
+    assert read_ahead and read_ahead[-1]._worker._process.poll() is not None  # store as it was
     monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
     assert refused_bundle(bundle, tmp_path / "here.db") == message and len(read_ahead) == 1
 
@@ -100,12 +100,18 @@ def test_a_row_refused_here_stops_the_reading_at_once(
         f"{path} line 1: 'a_id' refers to unknown completion 'nobody'; add it to the study (or "
         "the bundle) first"
     )
-    reading = read_ahead[-1]._process
-    assert not reading.is_alive() and reading.exitcode is not None
+    assert read_ahead[-1]._worker._process.poll() is not None
 
 
-def _dies() -> list[Any]:
-    os._exit(3)
+def test_a_refusal_while_reading_ahead_ends_the_reading_where_it_happened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the worker imports this test module
+    ahead = ReadAhead([reader(_reads, 3), reader(_refuses), reader(_reads, 2)])
+    assert list(ahead.chunks()) == [[(1, {"id": "1"}), (2, {"id": "2"}), (3, {"id": "3"})]]
+    with pytest.raises(ImportRefused, match=r"^table.jsonl line 2: refused$"):
+        list(ahead.chunks())
+    ahead.close()
 
 
 def _reads(rows: int) -> list[list[tuple[int, dict[str, Any]]]]:
@@ -114,26 +120,3 @@ def _reads(rows: int) -> list[list[tuple[int, dict[str, Any]]]]:
 
 def _refuses() -> list[Any]:
     raise ImportRefused("table.jsonl line 2: refused")
-
-
-def _fails() -> list[Any]:
-    raise KeyError("nothing")
-
-
-def test_a_reading_that_ends_refused_failed_or_killed_is_told_not_waited_for(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(_read_ahead, "LOOK", 0.05)
-    ahead = ReadAhead([reader(_reads, 3), reader(_refuses)])
-    assert list(ahead.chunks()) == [[(1, {"id": "1"}), (2, {"id": "2"}), (3, {"id": "3"})]]
-    with pytest.raises(ImportRefused, match=r"^table.jsonl line 2: refused$"):
-        list(ahead.chunks())
-    ahead.close()
-    ahead = ReadAhead([reader(_fails)])
-    with pytest.raises(RuntimeError, match=r"(?s)reading the import.s files failed:.*KeyError"):
-        list(ahead.chunks())
-    ahead.close()
-    ahead = ReadAhead([reader(_dies)])
-    with pytest.raises(RuntimeError, match=r"ended \(exit code 3\) before it read them all"):
-        list(ahead.chunks())
-    ahead.close()

@@ -863,7 +863,7 @@ def leaderboard(
             f"got --judges {judges} --subset {subset}"
         )
     with _study(study) as s:
-        facts = gather_boards(s)
+        facts = gather_boards(s, axes=axes)
     board = facts.find(judges, subset)
     if board is None and facts.boards:
         have = ", ".join(f"--judges {b.source} --subset {b.subset}" for b in facts.boards)

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from heart.analyses import build_leaderboard, load_comparisons
+from heart.analyses import Board, build_boards, build_leaderboard, load_comparisons
 from heart.stats import fit_bradley_terry
 from heart.store import Store
 
@@ -157,3 +157,26 @@ def test_an_axis_without_verdicts_leaves_the_composite_empty_and_the_others_whol
     only_h = build_leaderboard(load_comparisons(store), rounds=100, weights={"H": 1.0})
     assert only_h.standings[0].composite_elo == pytest.approx(only_h.standings[0].axis_elo["H"])
     assert only_h.standings[0].composite_low == pytest.approx(only_h.standings[0].axis_low["H"])
+
+
+def test_the_main_board_bootstraps_its_axes_and_others_only_when_asked(store: Store) -> None:
+    verdicts = _correlated_verdicts()
+    people = [Verdict(v.item, v.a, v.b, "person", v.winner, 2, axes=v.axes) for v in verdicts]
+    seed_verdicts(store, [*verdicts, *people], sources={"person": "human"})
+    comparisons = load_comparisons(store, source="all")
+
+    def h_interval(boards: list[Board]) -> dict[str, bool]:
+        m1 = {
+            b.source: next(s for s in b.leaderboard.standings if s.system == "m1") for b in boards
+        }
+        return {source: math.isfinite(s.axis_low["H"]) for source, s in m1.items()}
+
+    main = build_boards(comparisons, rounds=50)
+    assert [b.source for b in main] == ["llm", "human", "all"]
+    assert h_interval(main) == {"llm": True, "human": False, "all": False}
+    assert h_interval(build_boards(comparisons, rounds=50, axis_intervals="every")) == {
+        "llm": True, "human": True, "all": True,
+    }  # fmt: skip
+    assert not any(h_interval(build_boards(comparisons, rounds=50, axis_intervals="none")).values())
+    # the Elo per axis is there on every board either way
+    assert all(math.isfinite(s.axis_elo["H"]) for b in main for s in b.leaderboard.standings)

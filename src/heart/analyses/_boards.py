@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -189,6 +189,7 @@ def build_board(
     ablations: bool = True,
     style: StyleInputs | None = None,
     weights: Mapping[str, float] | None = None,
+    axis_intervals: bool = True,
 ) -> Board:
     """The board of ``comparisons`` (already those of ``source`` judges on ``subset`` items),
     with the selection-biased Best human beside it when a human system took part (its ablations
@@ -197,7 +198,7 @@ def build_board(
     rule = rule or EvidenceRule()
     board = build_leaderboard(
         comparisons, rounds=rounds, seed=seed, level=level, rule=rule, ablations=ablations,
-        style=style, weights=weights,
+        style=style, weights=weights, axis_intervals=axis_intervals,
     )  # fmt: skip
     best = best_human_comparisons(comparisons)
     best_standing = None
@@ -220,6 +221,7 @@ def build_boards(
     ablations: bool = True,
     style: StyleInputs | None = None,
     weights: Mapping[str, float] | None = None,
+    axis_intervals: Literal["main", "every", "none"] = "main",
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
     first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
@@ -227,7 +229,8 @@ def build_boards(
     (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
     does not show them); ``style``: every board also with its style-controlled Elo;
     ``weights`` (by axis letter, summing to one): every board also with the weighted composite
-    of its axes."""
+    of its axes; ``axis_intervals``: which boards bootstrap each axis (and the composite) too,
+    the main one (the report: its five-axis profile), every one, or none."""
     rule = rule or EvidenceRule()
     present = set(comparisons.judge_sources)
     sources: list[Source] = [s for s in ("llm", "human") if s in present]
@@ -252,6 +255,8 @@ def build_boards(
                         ablations=ablations,
                         style=style,
                         weights=weights,
+                        axis_intervals=axis_intervals == "every"
+                        or (axis_intervals == "main" and not boards),
                     )
                 )
     return boards

@@ -4,8 +4,6 @@ read from the same store)."""
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from heart.analyses import Comparisons, RationaleReport, analyse_rationales, load_comparisons
@@ -15,8 +13,9 @@ from heart.garbage import fewer_collections
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.store import open_store
 from heart.study import Study
+from heart.worker import Worker
 
-ASIDE_VERDICTS = 100_000
+ASIDE_VERDICTS = 20_000
 """Verdicts from which a study's rationale figures are computed aside (below, starting a process
 costs more than it saves)."""
 
@@ -44,24 +43,22 @@ def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
 
 
 class RationalesAside:
-    """The rationale figures of ``study``, started in another process now and taken with
+    """The rationale figures of ``study``, started in a worker process now and taken with
     ``result()``."""
 
     def __init__(self, study: Study) -> None:
-        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        self._future: Future[RationaleReport] = self._pool.submit(
-            _rationales_of, study.root, study.config, study.store.url
-        )
+        self._worker = Worker(_rationales_of, study.root, study.config, study.store.url)
 
     def result(self) -> RationaleReport:
         try:
-            return self._future.result()
+            report: RationaleReport = next(self._worker.results())
+            return report
         finally:
-            self._pool.shutdown(cancel_futures=True)
+            self._worker.close()
 
     def cancel(self) -> None:
-        """Stop waiting for the figures (this process failed first)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the worker (this process failed first)."""
+        self._worker.close()
 
 
 def worth_aside(verdicts: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sqlalchemy import Row, func, select
 
@@ -205,25 +206,34 @@ def _facts(
     )
 
 
-def _boards(study: Study, comparisons: Comparisons, *, ablations: bool = True) -> list[Board]:
+def _boards(
+    study: Study,
+    comparisons: Comparisons,
+    *,
+    ablations: bool = True,
+    axis_intervals: Literal["main", "every", "none"] = "main",
+) -> list[Board]:
     ratings = study.config.ratings
     return build_boards(
         comparisons, rounds=ratings.bootstrap_rounds, seed=study.config.seed,
         level=ratings.level, rule=study.evidence_rule(), ablations=ablations,
         style=study.style_inputs(comparisons.completions), weights=ratings.weights,
+        axis_intervals=axis_intervals,
     )  # fmt: skip
 
 
 @fewer_collections()
-def gather_boards(study: Study) -> StudyFacts:
+def gather_boards(study: Study, *, axes: bool = False) -> StudyFacts:
     """What the terminal's leaderboard shows, and nothing more: every board and the judges'
     audit, fitted as the report fits them but without the ablations (the report's other facts
-    are left empty)."""
+    are left empty); with ``axes``, every board's axes with their intervals too."""
     comparisons = load_comparisons(study.store, source="all")
     return StudyFacts(
         name=study.config.name, config_text="", items={}, completions={}, pairs=0,
         judgments={}, prompts=[], families={},
-        boards=_boards(study, comparisons, ablations=False),
+        boards=_boards(
+            study, comparisons, ablations=False, axis_intervals="every" if axes else "none"
+        ),
         audit=audit_judges(comparisons, verdict_counts(study.store), study.config.ratings.level),
     )  # fmt: skip
 

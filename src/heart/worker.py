@@ -1,0 +1,137 @@
+"""Work of heart run in a fresh Python process on another core: ``python -m heart.worker``
+reads a module-level function and its arguments (pickled) from its standard input, calls it,
+and writes what it gives back (each item, when it is a generator) to its standard output, one
+pickled frame at a time. A fresh interpreter, not multiprocessing's spawn, so that the caller's
+own script is never imported again (a script without a ``__main__`` guard works), and nothing
+of the caller's state (open stores, threads) is copied (as a fork would).
+
+A refusal (``ImportRefused``) raised by the function reaches the caller as that refusal, any
+other failure as a ``WorkerFailed`` with the worker's traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import GeneratorType
+from typing import IO, Any
+
+import heart
+from heart.errors import HeartError, ImportRefused
+
+_LENGTH = struct.Struct("<Q")
+_ITEM, _END, _REFUSED, _FAILED = "item", "end", "refused", "failed"
+
+
+class WorkerFailed(HeartError):
+    """The worker process failed: its traceback, or how it ended."""
+
+
+def _send(out: IO[bytes], kind: str, value: Any) -> None:
+    data = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_LENGTH.pack(len(data)) + data)
+    out.flush()
+
+
+def _frames(source: IO[bytes]) -> Iterator[bytes]:
+    """The frames read from ``source`` until it ends."""
+    while header := source.read(_LENGTH.size):
+        if len(header) < _LENGTH.size:
+            return
+        (length,) = _LENGTH.unpack(header)
+        data = source.read(length)
+        if len(data) < length:
+            return
+        yield data
+
+
+def serve(source: IO[bytes], out: IO[bytes]) -> None:
+    """The worker's side: call the function read from ``source``, send what it gives."""
+    function, args = pickle.loads(source.read())
+    try:
+        result = function(*args)
+        if isinstance(result, GeneratorType):
+            for item in result:
+                _send(out, _ITEM, item)
+        else:
+            _send(out, _ITEM, result)
+        _send(out, _END, None)
+    except ImportRefused as refused:
+        _send(out, _REFUSED, str(refused))
+    except BaseException:  # the worker's own failure, told to the caller that waits on it
+        _send(out, _FAILED, traceback.format_exc())
+
+
+class Worker:
+    """``function(*args)`` run now in a fresh process; ``results()`` gives what it returns (or
+    yields), in order, as it comes. A thread reads the worker's output as soon as it is
+    written, keeping up to ``ahead`` frames, so the worker runs that far ahead of the caller.
+    ``close()`` stops it, done or not."""
+
+    def __init__(self, function: Callable[..., Any], *args: Any, ahead: int = 8) -> None:
+        source = str(Path(heart.__file__).resolve().parent.parent)
+        path = os.pathsep.join([source, *filter(None, [os.environ.get("PYTHONPATH")])])
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "heart.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL))
+        self._process.stdin.close()
+        self._waiting: queue.Queue[bytes | None] = queue.Queue(maxsize=ahead)
+        self._reader = threading.Thread(
+            target=self._read, args=(self._process.stdout,), daemon=True
+        )
+        self._reader.start()
+
+    def _read(self, stdout: IO[bytes]) -> None:
+        for frame in _frames(stdout):
+            self._waiting.put(frame)
+        self._waiting.put(None)  # the worker's output ended
+
+    def results(self) -> Iterator[Any]:
+        """What the function gives, in order; its refusal or failure where it happened."""
+        while True:
+            frame = self._waiting.get()
+            if frame is None:
+                code = self._process.wait()
+                raise WorkerFailed(
+                    f"a heart worker process ended (exit code {code}) before its work was done"
+                )
+            kind, value = pickle.loads(frame)
+            if kind == _ITEM:
+                yield value
+            elif kind == _END:
+                return
+            elif kind == _REFUSED:
+                raise ImportRefused(value)
+            else:
+                raise WorkerFailed(f"a heart worker process failed:\n{value}")
+
+    def close(self) -> None:
+        """Stop the worker, whether it is done or not."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        while self._reader.is_alive():  # let the reading thread see the output end
+            with contextlib.suppress(queue.Empty):
+                self._waiting.get(timeout=0.1)
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+if __name__ == "__main__":
+    frames = os.fdopen(os.dup(1), "wb")  # the frames go out here; anything printed, to stderr
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    serve(sys.stdin.buffer, frames)

@@ -1,0 +1,104 @@
+"""Work run in a fresh `python -m heart.worker` process: what the function returns or yields
+comes back in order, a refusal as that refusal, a failure or a killed worker as one error, and
+a script calling it needs no `__main__` guard (nothing of it is imported again)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from heart.errors import ImportRefused
+from heart.worker import Worker, WorkerFailed
+
+from .docs.markdown import ROOT
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the worker imports this test module
+
+
+def _squares(n: int) -> Iterator[int]:
+    for i in range(n):
+        print("printed output goes to stderr, not into the frames")
+        yield i * i
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+def _refuses() -> Iterator[int]:
+    yield 1
+    raise ImportRefused("file.jsonl line 2: refused; keep one")
+
+
+def _fails() -> int:
+    return {}["missing"]  # type: ignore[no-any-return]
+
+
+def _dies() -> int:
+    os._exit(3)
+
+
+def _sleeps() -> int:
+    time.sleep(60)
+    return 0
+
+
+def test_what_the_function_gives_comes_back_in_order_from_another_process() -> None:
+    worker = Worker(_squares, 5, ahead=2)
+    assert list(worker.results()) == [0, 1, 4, 9, 16]
+    worker.close()
+    worker = Worker(_pid)
+    assert list(worker.results()) != [os.getpid()]
+    worker.close()
+
+
+def test_a_refusal_a_failure_and_a_killed_worker_are_told_not_waited_for() -> None:
+    worker = Worker(_refuses)
+    results = worker.results()
+    assert next(results) == 1
+    with pytest.raises(ImportRefused, match=r"^file.jsonl line 2: refused; keep one$"):
+        next(results)
+    worker.close()
+    worker = Worker(_fails)
+    with pytest.raises(WorkerFailed, match=r"(?s)failed:.*KeyError: 'missing'"):
+        list(worker.results())
+    worker.close()
+    worker = Worker(_dies)
+    with pytest.raises(WorkerFailed, match=r"ended \(exit code 3\) before its work was done"):
+        list(worker.results())
+    worker.close()
+
+
+def test_closing_stops_a_worker_still_at_work() -> None:
+    worker = Worker(_sleeps)
+    started = time.monotonic()
+    worker.close()
+    assert worker._process.poll() is not None and time.monotonic() - started < 10
+
+
+def test_a_script_without_a_main_guard_is_not_run_again(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from heart.worker import Worker\n"
+        "import tests.test_worker as t\n"
+        "print('script ran')\n"
+        "w = Worker(t._squares, 3)\n"
+        "print(list(w.results()))\n"
+        "w.close()\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "script ran\n[0, 1, 4]\n"
