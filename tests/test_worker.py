@@ -53,7 +53,7 @@ def _sleeps() -> int:
 
 
 def test_what_the_function_gives_comes_back_in_order_from_another_process() -> None:
-    worker = Worker(_squares, 5, ahead=2)
+    worker = Worker(_squares, 5)
     assert list(worker.results()) == [0, 1, 4, 9, 16]
     worker.close()
     worker = Worker(_pid)

@@ -13,16 +13,19 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import queue
 import struct
 import subprocess
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import GeneratorType
 from typing import IO, Any
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: the pipe keeps its size
+    fcntl = None  # type: ignore[assignment]
 
 import heart
 from heart.errors import HeartError, ImportRefused
@@ -53,8 +56,24 @@ def _frames(source: IO[bytes]) -> Iterator[bytes]:
         yield data
 
 
+PIPE_BYTES = 1 << 20
+"""What the pipe from the worker holds, where the system lets it be widened (Linux): how far
+the worker may run ahead of the caller (a chunk of rows is a few MB)."""
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    """Let ``pipe`` hold PIPE_BYTES, where the system allows it; else leave it as it is."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is not None:
+        with contextlib.suppress(OSError):  # above the system's limit: the pipe stays as it is
+            fcntl.fcntl(pipe.fileno(), set_size, PIPE_BYTES)
+
+
 def serve(source: IO[bytes], out: IO[bytes]) -> None:
-    """The worker's side: call the function read from ``source``, send what it gives."""
+    """The worker's side: call the function read from ``source``, send what it gives. Each
+    frame is written as soon as it is made, from this thread (a writing thread beside a busy
+    one waits for the interpreter at every block of the pipe): the function runs on while the
+    caller has not yet read what the pipe holds."""
     function, args = pickle.loads(source.read())
     try:
         result = function(*args)
@@ -72,11 +91,10 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
 
 class Worker:
     """``function(*args)`` run now in a fresh process; ``results()`` gives what it returns (or
-    yields), in order, as it comes. A thread reads the worker's output as soon as it is
-    written, keeping up to ``ahead`` frames, so the worker runs that far ahead of the caller.
-    ``close()`` stops it, done or not."""
+    yields), in order, as it comes (the worker making the next item meanwhile). ``close()``
+    stops it, done or not."""
 
-    def __init__(self, function: Callable[..., Any], *args: Any, ahead: int = 8) -> None:
+    def __init__(self, function: Callable[..., Any], *args: Any) -> None:
         source = str(Path(heart.__file__).resolve().parent.parent)
         path = os.pathsep.join([source, *filter(None, [os.environ.get("PYTHONPATH")])])
         self._process = subprocess.Popen(
@@ -88,26 +106,14 @@ class Worker:
         assert self._process.stdin is not None and self._process.stdout is not None
         self._process.stdin.write(pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL))
         self._process.stdin.close()
-        self._waiting: queue.Queue[bytes | None] = queue.Queue(maxsize=ahead)
-        self._reader = threading.Thread(
-            target=self._read, args=(self._process.stdout,), daemon=True
-        )
-        self._reader.start()
-
-    def _read(self, stdout: IO[bytes]) -> None:
-        for frame in _frames(stdout):
-            self._waiting.put(frame)
-        self._waiting.put(None)  # the worker's output ended
+        _widen(self._process.stdout)
+        self._frames = _frames(self._process.stdout)
 
     def results(self) -> Iterator[Any]:
-        """What the function gives, in order; its refusal or failure where it happened."""
-        while True:
-            frame = self._waiting.get()
-            if frame is None:
-                code = self._process.wait()
-                raise WorkerFailed(
-                    f"a heart worker process ended (exit code {code}) before its work was done"
-                )
+        """What the function gives, in order; its refusal or failure where it happened. Read
+        here, not by a thread of this process: a reading thread and this one would hand the
+        interpreter to each other at every block of the pipe."""
+        for frame in self._frames:
             kind, value = pickle.loads(frame)
             if kind == _ITEM:
                 yield value
@@ -117,15 +123,16 @@ class Worker:
                 raise ImportRefused(value)
             else:
                 raise WorkerFailed(f"a heart worker process failed:\n{value}")
+        code = self._process.wait()
+        raise WorkerFailed(
+            f"a heart worker process ended (exit code {code}) before its work was done"
+        )
 
     def close(self) -> None:
         """Stop the worker, whether it is done or not."""
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        while self._reader.is_alive():  # let the reading thread see the output end
-            with contextlib.suppress(queue.Empty):
-                self._waiting.get(timeout=0.1)
         if self._process.stdout is not None:
             self._process.stdout.close()
 

@@ -20,10 +20,6 @@ Reader = Callable[[], Iterable[list[Row]]]
 """The chunks of rows of one file, read and checked (picklable: a module's function with its
 arguments bound)."""
 
-WAITING = 8
-"""Chunks read ahead and not yet taken, at most (a chunk of verdicts is a few MB): memory holds
-a few chunks, not the files."""
-
 Packed = tuple[list[int], list[str], list[list[Any]]]
 END = None
 """What follows a file's last chunk."""
@@ -66,7 +62,7 @@ class ReadAhead:
     stops it early)."""
 
     def __init__(self, readers: list[Reader]) -> None:
-        self._worker = Worker(read_files, readers, ahead=WAITING)
+        self._worker = Worker(read_files, readers)
         self._results = self._worker.results()
         self._left = len(readers)
 
