@@ -13,6 +13,7 @@ from heart import pipeline
 from heart.analyses import (
     DEFAULT_WARMTH,
     STYLE_FEATURES,
+    EvidenceRule,
     StyleInputs,
     build_leaderboard,
     build_style_control,
@@ -113,5 +114,31 @@ def test_study_switch_puts_style_elo_on_the_board(tmp_path: Path) -> None:
     assert {name for name, _ in style.dropped} == set(STYLE_FEATURES)
     for system in ("gpt", "claude"):
         assert frame.loc[system, "style_elo"] == pytest.approx(frame.loc[system, "elo"])
-    # one conversation: no interval, as for the plain Elo
+    # one conversation: no interval, as for the plain Elo, and the fit is preliminary
     assert frame.loc["gpt", "style_low"] is None and frame.loc["gpt", "low"] is None
+    assert style.preliminary[0].startswith("1 conversation: an interval needs 5")
+
+
+def test_a_small_board_marks_its_style_fit_preliminary(store: Store) -> None:
+    seed_verdicts(store, _length_verdicts())
+    comparisons = load_comparisons(store)
+    texts = {
+        c: f"{' '.join(['word'] * (5 + i % 7))}?" for i, c in enumerate(comparisons.completions)
+    }
+    board = build_leaderboard(comparisons, rounds=40, style=StyleInputs(texts, DEFAULT_WARMTH))
+    style = board.style
+    assert style is not None
+    # 36 verdicts over 12 conversations: enough for intervals, below the rule's 50 verdicts
+    assert style.preliminary == ("36 comparisons (fewer than 50)",)
+    assert all(np.isfinite(c.low) for c in style.coefficients)
+    firm = build_leaderboard(
+        comparisons, rounds=40, style=StyleInputs(texts, DEFAULT_WARMTH),
+        rule=EvidenceRule(conversations=10, comparisons=30),
+    )  # fmt: skip
+    assert firm.style is not None and firm.style.preliminary == ()
+    # fewer than five conversations: no interval for any coefficient
+    few = comparisons.select(comparisons.conversation < 3)
+    thin = build_leaderboard(few, rounds=40, style=StyleInputs(texts, DEFAULT_WARMTH))
+    assert thin.style is not None
+    assert thin.style.preliminary[0] == "3 conversations: an interval needs 5, so none is shown"
+    assert all(np.isnan(c.low) and np.isnan(c.high) for c in thin.style.coefficients)

@@ -11,10 +11,14 @@ from scipy.special import expit
 from scipy.stats import kendalltau
 
 from heart.stats import (
+    StyleDesign,
     bootstrap_style_controlled,
+    conversation_draws,
     elo_from_theta,
     fit_bradley_terry,
     fit_style_controlled,
+    fit_style_design,
+    percentile_interval,
     style_design,
     style_differences,
     win_matrix,
@@ -195,3 +199,56 @@ def test_two_systems_with_varying_length() -> None:
     assert fit.elo[0] > fit.elo[1]
     assert fit.coefficients[0] > 0.5
     np.testing.assert_allclose(fit.elo.mean(), 1500.0)
+
+
+def _refit_each_round(
+    design: StyleDesign, conversations: int, rounds: int, seed: int
+) -> tuple[Floats, Floats, int]:
+    """The bootstrap the slow way: every round refitted alone from the full estimate."""
+    full = fit_style_design(design)
+    start = np.concatenate([full.theta, full.coefficients])
+    counts = conversation_draws(conversations, rounds=rounds, seed=seed)
+    elo = np.full((rounds, design.n_systems), np.nan)
+    coefficients = np.empty((rounds, len(design.features)))
+    separated = 0
+    for i in range(rounds):
+        fit = fit_style_design(
+            design, row_weight=counts[i, design.conversation], start=start, tol=1e-8
+        )
+        present = elo_from_theta(fit.theta)[fit.compared]
+        elo[i, fit.compared] = present - present.mean() + 1500.0
+        coefficients[i] = fit.coefficients
+        separated += fit.separated
+    return elo, coefficients, separated
+
+
+def test_batched_rounds_are_the_fits_of_each_round_alone() -> None:
+    theta = np.array([0.6, 0.3, 0.0, -0.2, -0.4, -0.3])
+    words = np.array([20, 60, 30, 90, 40, 25.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.8, 3000, 10, 60)
+    design = style_design(a, b, outcome, strength, 6, sa, sb, FEATURES, conv)
+    boot = bootstrap_style_controlled(design, conversations=60, rounds=60, seed=4)
+    elo, coefficients, separated = _refit_each_round(design, 60, 60, 4)
+    assert separated == boot.separated_rounds == 0
+    np.testing.assert_allclose(boot.elo_rounds, elo, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(boot.coefficient_rounds, coefficients, atol=1e-8, rtol=0)
+    low, high = percentile_interval(elo, 0.95)
+    np.testing.assert_allclose(boot.low, low, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(boot.high, high, atol=1e-6, rtol=0)
+
+
+def test_rounds_that_separate_or_leave_a_system_out_match_their_own_fits() -> None:
+    # Ten conversations, 24 verdicts over five systems: some rounds let a system win or lose
+    # every comparison and need the ridge guard, a few leave a system out, most neither.
+    theta = np.array([0.8, 0.0, -0.8, 0.2, 0.4])
+    words = np.array([20, 40, 30, 60, 35.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.5, 24, 12, 10)
+    design = style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
+    boot = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2)
+    elo, coefficients, separated = _refit_each_round(design, 10, 80, 2)
+    assert 0 < boot.separated_rounds == separated < 80
+    left_out = np.isnan(boot.elo_rounds).any(axis=1)
+    assert 0 < left_out.sum() < 80
+    np.testing.assert_array_equal(np.isnan(boot.elo_rounds), np.isnan(elo))
+    np.testing.assert_allclose(boot.elo_rounds, elo, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(boot.coefficient_rounds, coefficients, atol=1e-8, rtol=0)

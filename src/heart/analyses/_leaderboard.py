@@ -287,6 +287,35 @@ def _reasons(
     return tuple(out)
 
 
+SEPARATED_STYLE = "a style or a system decides every win, so the fit needed the ridge guard"
+
+
+def _style_evidence(
+    style: StyleControl,
+    comparisons: Comparisons,
+    evidence: _Evidence,
+    measured: npt.NDArray[np.bool_],
+    rule: EvidenceRule,
+) -> StyleControl:
+    """The style fit judged as a system is, on every comparison of the board (each coefficient
+    rests on all of them): preliminary below ``rule`` or when the fit needed the ridge guard,
+    and without coefficient intervals when no system of the board has one."""
+    played = comparisons.n_per_system() > 0
+    reasons = _reasons(
+        len(comparisons),
+        len(comparisons.conversations),
+        bool(played.any() and evidence.one_rater[played].all()),
+        bool(measured.any()),
+        rule,
+    ) + ((SEPARATED_STYLE,) if style.separated else ())
+    coefficients = (
+        style.coefficients
+        if measured.any()
+        else [replace(c, low=math.nan, high=math.nan) for c in style.coefficients]
+    )
+    return replace(style, coefficients=coefficients, preliminary=reasons)
+
+
 def build_leaderboard(
     comparisons: Comparisons,
     *,
@@ -348,6 +377,8 @@ def build_leaderboard(
             anchor=anchor,
         )
     )  # fmt: skip
+    if styled is not None:
+        styled = _style_evidence(styled, comparisons, evidence, measured, rule)
     nan = np.full(k, np.nan)
     style_elo = nan if styled is None else styled.elo
     style_low, style_high = (

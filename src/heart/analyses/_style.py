@@ -127,7 +127,10 @@ class StyleCoefficient:
 @dataclass(frozen=True)
 class StyleControl:
     """The board refitted with style covariates: Elo with its bootstrap interval per system (on
-    the plain board's scale), the coefficients, and the features dropped with the reason."""
+    the plain board's scale), the coefficients, and the features dropped with the reason.
+    ``separated``: the fit needed the ridge guard; ``separated_rounds``: the bootstrap rounds
+    that did; ``preliminary``: why the fit as a whole is not firm (empty when it is; the board
+    sets it)."""
 
     systems: list[str]
     elo: npt.NDArray[np.float64]
@@ -137,6 +140,8 @@ class StyleControl:
     dropped: tuple[tuple[str, str], ...]
     separated: bool
     rounds: int
+    separated_rounds: int = 0
+    preliminary: tuple[str, ...] = ()
 
 
 def build_style_control(
@@ -191,4 +196,5 @@ def build_style_control(
         dropped=fit.dropped,
         separated=fit.separated,
         rounds=rounds,
+        separated_rounds=boot.separated_rounds,
     )

@@ -15,7 +15,10 @@ from heart.analyses import (
     Board,
     JudgeAudit,
     LatencyReport,
+    Leaderboard,
     Standing,
+    StyleCoefficient,
+    StyleControl,
     board_audit,
 )
 from heart.report._colours import band_colour
@@ -89,9 +92,9 @@ def board_table(board: Board) -> Table:
     for s in lb.standings:
         add(rank_cell(s), s)
     if lb.style is not None:  # the style-controlled Elo beside the plain one
-        header[5:5] = ["Elo, style-controlled", f"{lv} CI (style-controlled)"]
+        header[5:5] = [STYLE_ELO, f"{lv} CI (style-controlled)"]
         for row, colour, s in zip(rows, colours, lb.standings, strict=True):
-            row[5:5] = [num(s.style_elo), interval(s.style_low, s.style_high)]
+            row[5:5] = [style_elo_cell(lb, s), interval(s.style_low, s.style_high)]
             colour[5:5] = [None, None]
     if lb.weights is not None:  # the weighted composite beside the overall Elo
         header[5:5] = [COMPOSITE]
@@ -121,6 +124,12 @@ def board_table(board: Board) -> Table:
             f"{lb.separated_rounds} bootstrap rounds (perfect separation); those "
             "fits used a weak ridge penalty so the ratings stay finite."
         )
+    if lb.style is not None and lb.style.preliminary:
+        note += (
+            " Style-controlled Elo in parentheses: the style fit is preliminary ("
+            + "; ".join(lb.style.preliminary)
+            + ")."
+        )
     if lb.weights is not None:
         note += (
             f" {COMPOSITE}: Σ weight × Elo per axis ({weights_text(lb.weights)}, from "
@@ -132,6 +141,13 @@ def board_table(board: Board) -> Table:
 
 
 COMPOSITE = "weighted composite [CI]"
+STYLE_ELO = "Elo, style-controlled"
+
+
+def style_elo_cell(lb: Leaderboard, s: Standing) -> str:
+    """A system's style-controlled Elo, in parentheses when the style fit is preliminary."""
+    text = num(s.style_elo)
+    return f"({text})" if lb.style is not None and lb.style.preliminary and text != "–" else text
 
 
 def board_method(board: Board) -> str:
@@ -167,7 +183,10 @@ STYLE_METHOD = (
     "whose interval lies above zero says the judges reward that style; a system that drops "
     "between the plain and the controlled column won partly by style. A feature that never "
     "differs, or that the systems compared already determine, is left out and named. Intervals "
-    "resample conversations with the plain board's draws."
+    "resample conversations with the plain board's draws, every round refitted in full. The fit "
+    "rests on all the board's comparisons, so the board's evidence rule applies to all of them "
+    "at once: below it, or when a style or a system decides every win, the fit is preliminary "
+    "and its numbers are shown in parentheses."
 )
 
 
@@ -179,13 +198,35 @@ def style_table(board: Board) -> Table | None:
         return None
     lv = _level(board)
     header = ["style feature", "coefficient (log-odds per spread)", f"{lv} CI"]
-    rows = [[c.feature, num(c.coefficient, 2), f"{c.low:.2f}–{c.high:.2f}"]
+    rows = [[c.feature, coefficient_cell(style, c), coefficient_interval(c)]
             for c in style.coefficients]  # fmt: skip
     rows += [[name, "left out", why] for name, why in style.dropped]
-    note = f"{style.rounds} conversation resamples." + (
-        " Some fits needed the weak ridge penalty (separation)." if style.separated else ""
-    )
+    note = style_note(style)
     return Table(f"Style control: {board.title}", header, rows, note, f"style-{board.key}")
+
+
+def coefficient_cell(style: StyleControl, c: StyleCoefficient) -> str:
+    """A coefficient to two decimals, in parentheses when the style fit is preliminary."""
+    text = num(c.coefficient, 2)
+    return f"({text})" if style.preliminary else text
+
+
+def coefficient_interval(c: StyleCoefficient) -> str:
+    """Like ``0.12–0.48``; a dash without an interval."""
+    finite = math.isfinite(c.low) and math.isfinite(c.high)
+    return f"{c.low:.2f}–{c.high:.2f}" if finite else "–"
+
+
+def style_note(style: StyleControl) -> str:
+    """How sure the style fit is: preliminary and why, the resamples, and the ridge guard."""
+    note = (
+        "Preliminary, read as a first look: " + "; ".join(style.preliminary) + ". "
+        if style.preliminary
+        else ""
+    ) + f"{style.rounds} conversation resamples."
+    if style.separated_rounds:
+        note += f" {style.separated_rounds} of them needed the weak ridge penalty (separation)."
+    return note
 
 
 def head_to_head_table(board: Board) -> Table:
@@ -399,14 +440,18 @@ def style_rows(board: Board) -> list[list[Cell]]:
     style = board.leaderboard.style
     if style is None:
         return []
+    fit = "; ".join(style.preliminary)
     rows: list[list[Cell]] = [
-        [board.key, "elo", s.system, s.style_elo, s.style_low, s.style_high, ""]
+        [board.key, "elo", s.system, s.style_elo, s.style_low, s.style_high,
+         "; ".join([*([evidence_cell(s)] if s.preliminary else []),
+                    *([f"style fit preliminary: {fit}"] if fit else [])])]
         for s in board.leaderboard.standings
-    ]
+    ]  # fmt: skip
     rows += [
-        [board.key, "coefficient", c.feature, c.coefficient, c.low, c.high, ""]
+        [board.key, "coefficient", c.feature, c.coefficient, c.low, c.high,
+         f"preliminary: {fit}" if fit else ""]
         for c in style.coefficients
-    ]
+    ]  # fmt: skip
     rows += [[board.key, "left out", name, None, None, None, why] for name, why in style.dropped]
     return rows
 

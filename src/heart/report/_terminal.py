@@ -9,10 +9,10 @@ import math
 from rich.console import Group
 from rich.table import Table as RichTable
 
-from heart.analyses import INTERVAL_CONVERSATIONS, Board, JudgeAudit, Standing
+from heart.analyses import INTERVAL_CONVERSATIONS, Board, JudgeAudit, Standing, StyleControl
 from heart.console import as_text
 from heart.report._audit import AUDIT_HEADER, audit_rows, audit_verdict
-from heart.report._boards import COMPOSITE, board_table, rank_cell
+from heart.report._boards import COMPOSITE, STYLE_ELO, board_table, rank_cell
 from heart.report._conclusions import board_conclusions
 from heart.report._facts import StudyFacts
 from heart.report._profile import (
@@ -27,20 +27,28 @@ from heart.report._table import AXES, NO_DATA, interval
 TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 COMPOSITE_COLUMN = "Σw"
 """The weighted composite's column, after the interval, when ratings.weights sets one."""
+STYLE_LINE = "SC"
+"""With a style fit (ratings.style_control), the Elo and interval columns' second line: the
+style-controlled Elo and its interval."""
 
 
 def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     """A board (default: the main one) for an 80-column terminal; the report has every column.
     With ``ratings.weights`` the weighted composite (Σw) follows the interval, without its own
     (``terminal_profile`` shows it), and the table drops its outer edge to keep within 80
-    columns. Names are shown as written, never read as console markup."""
+    columns; with a style fit, each row's second line gives the style-controlled Elo and its
+    interval (SC) under the plain ones. Names are shown as written, never read as console
+    markup."""
     board = board or facts.main
     title = f"HEART leaderboard: {facts.name}"
     title = f"{title} ({board.title})" if board else title
     weighted = board is not None and board.leaderboard.weights is not None
+    styled = board is not None and board.leaderboard.style is not None
     table = RichTable(title=as_text(title, style="table.title"), show_edge=not weighted)
     columns = [*TERMINAL_COLUMNS[:4], *([COMPOSITE_COLUMN] if weighted else []),
                *TERMINAL_COLUMNS[4:]]  # fmt: skip
+    if styled:
+        columns[2:4] = [f"{head}\n{STYLE_LINE}" for head in columns[2:4]]
     for head in columns:  # numbers whole; a long system name wraps instead
         left = head == "system"
         table.add_column(head, justify="left" if left else "right", no_wrap=not left)
@@ -52,6 +60,10 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
         cell = dict(zip(full.header, row, strict=True))
         mark = " *" if cell["evidence"] != "firm" and cell["#"] != "†" else ""
         shown = [cell["#"], cell["system"] + mark, cell["Elo"], row[4]]  # row[4]: the interval
+        if styled:  # under them, the style-controlled Elo and its interval
+            at = full.header.index(STYLE_ELO)
+            shown[2:4] = [f"{plain}\n{controlled}" for plain, controlled
+                          in zip(shown[2:4], row[at : at + 2], strict=True)]  # fmt: skip
         if weighted:
             shown.append(cell[COMPOSITE].split(" [")[0].strip("()"))
         shown += [cell["comparisons"], cell["win rate"], *(cell[a] for a in AXES)]
@@ -65,10 +77,19 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
             if lb.weights
             else ""
         )
+        + (style_caption(lb.style) if lb.style is not None else "")
         + ("; * preliminary" if lb.preliminary else "")
         + ("; † selection-biased, not ranked" if board.best_human else "")
     )
     return table
+
+
+def style_caption(style: StyleControl) -> str:
+    """What the second lines (SC) mean, and whether the style fit is firm."""
+    return (
+        "; SC (second line): Elo and CI controlled for reply length, questions, markdown and "
+        "stock warmth" + (", a preliminary fit in parentheses" if style.preliminary else "")
+    )
 
 
 def terminal_profile(facts: StudyFacts, board: Board | None = None) -> RichTable:

@@ -89,15 +89,14 @@ from heart.stats._proportions import wilson_interval
 from heart.stats._rates import RateDifference, rate_differences_by_conversation
 from heart.stats._share import Share
 from heart.stats._style import (
-    StyleBootstrap,
     StyleControlledFit,
     StyleDesign,
-    bootstrap_style_controlled,
     fit_style_controlled,
     fit_style_design,
     style_design,
     style_differences,
 )
+from heart.stats._style_bootstrap import StyleBootstrap, bootstrap_style_controlled
 from heart.stats._wins import (
     conversation_win_matrices,
     overall_win_rate,

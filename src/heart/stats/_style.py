@@ -11,19 +11,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from heart.stats._bootstrap import _centred_on_present, conversation_draws
 from heart.stats._bradley_terry import (
     SEPARATION_RIDGE,
     bradley_terry_mle_exists,
     elo_from_theta,
 )
-from heart.stats._intervals import _check_level, percentile_interval
 from heart.stats._types import BoolArray, FloatArray, IntArray
 
 _MAX_HALVINGS = 60
-ROUND_TOL = 1e-8
-"""Convergence of a bootstrap round's refit: far below what a percentile interval can show, and
-a step fewer than the full fit's 1e-10."""
 COLLINEAR = 1e-9
 """A feature whose z-scores the system terms and earlier features reproduce to within this share
 of their norm adds nothing the fit could identify, and is dropped."""
@@ -169,6 +164,27 @@ def _log_likelihood(
     return float(ll - 0.5 * ridge * beta @ beta), eta
 
 
+def _gauge(compared: BoolArray, width: int, ridge: float) -> FloatArray:
+    """What a Newton step adds to the information matrix: J = 11ᵀ/K_c on the compared systems
+    (their mean is not identified), identity for the others, and the ridge on every
+    coefficient."""
+    gauge: FloatArray = _gauges(compared[None], width, np.array([ridge]))[0]
+    return gauge
+
+
+def _gauges(compared: BoolArray, width: int, ridge: FloatArray) -> FloatArray:
+    """``_gauge`` for R fits at once: ``compared`` (R, K) and ``ridge`` (R,)."""
+    c = compared.astype(np.float64)
+    rounds, k = c.shape
+    gauge = np.zeros((rounds, width, width))
+    share = c / np.maximum(c.sum(axis=1, keepdims=True), 1.0)
+    gauge[:, :k, :k] = c[:, :, None] * share[:, None, :]
+    diagonal = np.arange(width)
+    gauge[:, diagonal, diagonal] += ridge[:, None]
+    gauge[:, diagonal[:k], diagonal[:k]] += 1.0 - c
+    return gauge
+
+
 def _newton(
     design: StyleDesign,
     row_weight: FloatArray,
@@ -185,11 +201,8 @@ def _newton(
     x, row = design.x[on], row_weight[on]
     wa = design.won_a[on] * row
     total = wa + design.won_b[on] * row
-    compared = (np.abs(x[:, :k]) > 0).any(axis=0)
-    c = compared.astype(np.float64)
-    gauge = np.zeros((x.shape[1], x.shape[1]))
-    gauge[:k, :k] = np.outer(c, c) / max(c.sum(), 1.0) + np.diag(1.0 - c)
-    gauge += ridge * np.eye(x.shape[1])
+    compared: BoolArray = np.asarray((np.abs(x[:, :k]) > 0).any(axis=0))
+    gauge = _gauge(compared, x.shape[1], ridge)
     beta = np.where(np.concatenate([compared, np.ones(x.shape[1] - k, dtype=bool)]), start, 0.0)
     value, eta = _log_likelihood(beta, x, wa, total, ridge)
     converged = False
@@ -306,66 +319,3 @@ def fit_style_controlled(
     and strengths count as in the plain fit; Elo uses its scale and ``anchor``."""
     design = style_design(a, b, outcome, weight, n_systems, style_a, style_b, features)
     return fit_style_design(design, ridge=ridge, anchor=anchor)
-
-
-@dataclass(frozen=True, eq=False)
-class StyleBootstrap:
-    """Per round, the style-controlled Elo (NaN for a system the round left out) and the
-    features' coefficients, with their percentile intervals."""
-
-    elo_rounds: FloatArray
-    low: FloatArray
-    high: FloatArray
-    coefficient_rounds: FloatArray
-    coefficient_low: FloatArray
-    coefficient_high: FloatArray
-    level: float
-    rounds: int
-    separated_rounds: int
-
-
-def bootstrap_style_controlled(
-    design: StyleDesign,
-    *,
-    conversations: int,
-    rounds: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-    anchor: BoolArray | None = None,
-) -> StyleBootstrap:
-    """Percentile intervals for the style-controlled Elo and coefficients from resampling whole
-    conversations: the same multinomial draws as the plain Elo bootstrap (``conversation_draws``
-    with the same seed), each round refitted from the full data's estimate with the features'
-    scaling kept fixed, so the coefficients of every round are on one scale."""
-    _check_level(level)
-    if rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds}")
-    counts = conversation_draws(conversations, rounds=rounds, seed=seed)
-    full = fit_style_design(design)
-    k = design.n_systems
-    start = np.concatenate([full.theta, full.coefficients])
-    elo = np.empty((rounds, k))
-    theta = np.empty((rounds, k))
-    present = np.zeros((rounds, k), dtype=bool)
-    coefficients = np.empty((rounds, len(design.features)))
-    separated = 0
-    for i in range(rounds):
-        weight = counts[i, design.conversation]
-        fit = fit_style_design(design, row_weight=weight, start=start, tol=ROUND_TOL)
-        theta[i], coefficients[i] = fit.theta, fit.coefficients
-        present[i] = fit.compared
-        separated += fit.separated
-    elo = _centred_on_present(theta, present, anchor)
-    low, high = percentile_interval(elo, level)
-    c_low, c_high = percentile_interval(coefficients, level)
-    return StyleBootstrap(
-        elo_rounds=elo,
-        low=low,
-        high=high,
-        coefficient_rounds=coefficients,
-        coefficient_low=c_low,
-        coefficient_high=c_high,
-        level=level,
-        rounds=rounds,
-        separated_rounds=separated,
-    )
