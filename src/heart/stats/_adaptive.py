@@ -122,22 +122,27 @@ def choose_pairs(
 
     rng = np.random.Generator(np.random.PCG64(seed))
     canonical = sorted(range(len(candidates)), key=lambda n: _key(candidates[n]))
-    tie = {n: int(r) for n, r in zip(canonical, rng.permutation(len(canonical)), strict=True)}
+    tie = np.empty(len(candidates), dtype=np.int64)
+    tie[canonical] = rng.permutation(len(canonical))
     pair_tie = rng.permutation(lo.size)
-    pool: dict[int, list[int]] = defaultdict(list)  # system pair -> candidate indices
+    item_index = {item: n for n, item in enumerate(sorted({c.item for c in candidates}))}
+    item_of = np.array([item_index[c.item] for c in candidates], dtype=np.int64)
+    members: dict[int, list[int]] = defaultdict(list)  # system pair -> candidate indices
     for n in canonical:
         c = candidates[n]
         if c.a != c.b:
-            pool[index[_ordered(c.a, c.b)]].append(n)
+            members[index[_ordered(c.a, c.b)]].append(n)
+    pool = {pair: np.array(ns, dtype=np.int64) for pair, ns in members.items()}
 
-    judged: defaultdict[str, set[tuple[int, int, str]]] = defaultdict(set)
-    item_load: defaultdict[str, int] = defaultdict(int)
+    judged: set[tuple[int, int, str]] = set()
+    item_load = np.zeros(len(item_index), dtype=np.int64)
     uses = np.zeros(lo.size)
     for v in comparisons:
         key = (*_ordered(v.a, v.b), v.item)
-        if key not in judged[v.item]:
-            judged[v.item].add(key)
-            item_load[v.item] += 1
+        if key not in judged:
+            judged.add(key)
+            if v.item in item_index:
+                item_load[item_index[v.item]] += 1
             uses[index[key[:2]]] += 1
 
     least = max(float(floor), explore * (uses.sum() + min(size, len(candidates))) / lo.size)
@@ -158,11 +163,14 @@ def choose_pairs(
             best = gain.max()
             ties = np.flatnonzero(gain >= best - 1e-12 * max(1.0, abs(best)))
             pick = int(min(ties, key=lambda n: pair_tie[n]))
-        n = min(pool[pick], key=lambda m: (item_load[candidates[m].item], tie[m]))
-        pool[pick].remove(n)
+        # the least loaded item, ties by the seeded permutation (tie < len(candidates))
+        ns = pool[pick]
+        at = int(np.argmin(item_load[item_of[ns]] * (len(candidates) + 1) + tie[ns]))
+        n = int(ns[at])
+        pool[pick] = np.delete(ns, at)
         left[pick] -= 1
         chosen.append(n)
-        item_load[candidates[n].item] += 1
+        item_load[item_of[n]] += 1
         uses[pick] += 1
         x = np.zeros(k)
         x[lo[pick]], x[hi[pick]] = 1.0, -1.0
