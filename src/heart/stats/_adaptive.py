@@ -56,15 +56,19 @@ class Candidate:
 
 
 def rank_covariance(
-    systems: int, comparisons: Sequence[Comparison]
+    systems: int, comparisons: Sequence[Comparison], strengths: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """θ fitted to ``comparisons`` and its covariance, the inverse of the Fisher information
-    plus the separation guard's weak prior (finite even for systems never compared)."""
+    plus the separation guard's weak prior (finite even for systems never compared).
+    ``strengths`` (θ known, as in a simulation) replace the fit."""
     wins = np.zeros((systems, systems))
     for c in comparisons:
         wins[c.a, c.b] += c.score
         wins[c.b, c.a] += 1.0 - c.score
-    theta = fit_bradley_terry(wins).theta if wins.any() else np.zeros(systems)
+    if strengths is not None:
+        theta = np.asarray(strengths, dtype=np.float64)
+    else:
+        theta = fit_bradley_terry(wins).theta if wins.any() else np.zeros(systems)
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     curv = (wins + wins.T) * p * (1.0 - p)
     info = np.diag(curv.sum(axis=1)) - curv + SEPARATION_RIDGE * np.eye(systems)
@@ -99,6 +103,7 @@ def choose_pairs(
     floor: int = 1,
     explore: float = EXPLORE,
     verdicts_per_pair: int = 1,
+    strengths: FloatArray | None = None,
 ) -> list[int]:
     """Indices into ``candidates`` of the ``size`` pairs to judge next (fewer when the
     candidates run out), in the order chosen.
@@ -107,8 +112,9 @@ def choose_pairs(
     (judged or chosen) is served first, the least compared first, and so is one with fewer
     than ``explore`` times its equal share of the pairs judged and chosen by the end of the
     round; after that the rule of the module docstring chooses. ``verdicts_per_pair`` is how
-    many verdicts a chosen pair will get (judges per pair times orders). Deterministic for
-    ``seed``, the comparisons and the set of candidates (their order does not matter).
+    many verdicts a chosen pair will get (judges per pair times orders). ``strengths``, the
+    true θ where it is known (a simulation's oracle), replace the fitted ones. Deterministic
+    for ``seed``, the comparisons and the set of candidates (their order does not matter).
     """
     if size < 0 or floor < 0 or not 0 <= explore <= 1 or verdicts_per_pair < 1:
         raise ValueError(
@@ -116,7 +122,7 @@ def choose_pairs(
             "positive"
         )
     k = systems
-    theta, cov = rank_covariance(k, comparisons)
+    theta, cov = rank_covariance(k, comparisons, strengths)
     lo, hi = np.triu_indices(k, 1)
     index = {(int(i), int(j)): n for n, (i, j) in enumerate(zip(lo, hi, strict=True))}
 
