@@ -401,7 +401,10 @@ class PairsSpec(Strict):
     baseline: str | None = Field(None, description="the baseline system of design 'baseline'")
     per_item: int | None = Field(None, gt=0, description="pairs per item of design 'sampled'")
     budget: int | None = Field(
-        None, gt=0, description="design 'adaptive': the most verdicts any LLM judge gives"
+        None,
+        gt=0,
+        description="design 'adaptive': the most verdicts any LLM judge gives (a study without "
+        "LLM judges: the most pairs people judge)",
     )
     stop: float | Literal["stable"] | None = Field(
         None,

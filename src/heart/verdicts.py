@@ -107,7 +107,10 @@ VERDICT_COLUMNS: dict[str, str] = {
     "subset": "regular or adversarial",
     "problem_type": "the seeker's problem type (ESConv)",
     "pair_id": "the pair judged (the same in both shown orders)",
-    "design": "the pair design that made the pair (all, baseline, sampled, imported, ...)",
+    "design": (
+        "the pair design that made the pair (all, baseline, sampled, imported, ...; "
+        "adaptive-N: the adaptive design's round N)"
+    ),
     "a_system": "the system of the pair's reply a",
     "a_contributor": "the person who wrote reply a (human systems; empty for the others)",
     "a_completion": "reply a's completion id",

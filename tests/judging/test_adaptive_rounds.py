@@ -13,10 +13,11 @@ import pytest
 from sqlalchemy import select
 
 from heart import pipeline
-from heart.config import ConfigError, parse_study
+from heart.config import ConfigError, PeopleSpec, parse_study
 from heart.engine import run_calls
-from heart.judging import judge_pairs, next_round, plan_judging, round_of
+from heart.judging import add_round, judge_pairs, next_round, plan_judging, round_of
 from heart.judging._adaptive import RoundInputs, _ranking, widest_interval
+from heart.people import JUDGE, claim, invite, submit_judgment, sync_tasks
 from heart.store import JudgmentRow, PairRow
 from heart.study import create_study, open_study
 from heart.types import Status
@@ -87,6 +88,9 @@ def test_judging_runs_in_rounds_within_the_budget_and_a_killed_run_resumes_on_th
     rounds = Counter(round_of(design) for _, design in stored)
     assert rounds == {1: ROUND_SIZE, 2: ROUND_SIZE, 3: BUDGET - 2 * ROUND_SIZE}
     assert loads == {"judge-0": BUDGET, "judge-1": BUDGET}  # every judge at the budget exactly
+    with open_study(whole) as study:  # the exported verdicts name their round
+        exported = Counter(row.design for row in pipeline.verdicts(study))
+    assert exported == {f"adaptive-{n}": 2 * count for n, count in rounds.items()}
     with open_study(whole) as study:  # a rerun adds nothing: the budget is spent
         again = pipeline.judge(study)
     assert again.new_pairs == 0 and again.model_calls.calls == 0
@@ -161,3 +165,29 @@ def test_the_stopping_rules_end_the_rounds(server: FaultServer, tmp_path: Path) 
     assert len(inputs.pairs) < ITEMS * 6  # stopped by the rule, not by running out of pairs
     assert orders[-1] == orders[-2]
     assert all(a != b for a, b in itertools.pairwise(orders[:-1]))
+
+
+def test_a_round_with_open_seats_for_people_waits_for_them_and_counts_their_verdicts(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    """People seated on a round (the web app seats every stored pair): `heart judge` judges the
+    round and stops until they have all answered; the next round counts their verdicts."""
+    root = _study(
+        tmp_path / "s", server, f"{{design: adaptive, budget: {BUDGET}, round_size: {ROUND_SIZE}}}"
+    )
+    spec = PeopleSpec(raters_per_pair=1, check_every=0, label_completions=0)
+    with open_study(root) as study:
+        pipeline.build_items(study)
+        pipeline.generate(study)
+        assert add_round(study) == ROUND_SIZE
+        sync_tasks(study.store, spec, seed=study.config.seed)  # as `heart serve` does
+        held = pipeline.judge(study)
+        assert held.model_calls.complete and held.rounds == 0  # round 1 judged, then it waits
+        assert add_round(study) == 0
+        ((rater, _),) = invite(study.store, 1)
+        while (task := claim(study.store, rater, JUDGE, now=0, seconds=3600)) is not None:
+            submit_judgment(study.store, rater, task, "A+", "", now=1)
+        people = len(RoundInputs.stored(study).comparisons()) - 2 * ROUND_SIZE
+        assert people == ROUND_SIZE  # every seat's verdict counts, beside both judges'
+        summary = pipeline.judge(study)  # people seated on nothing new: the rounds go on
+    assert summary.rounds == 2 and summary.new_pairs == BUDGET - ROUND_SIZE

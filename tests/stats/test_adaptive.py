@@ -42,6 +42,22 @@ def test_covariance_of_two_even_systems_is_the_inverse_information_by_hand() -> 
     assert doubt[0, 1] == pytest.approx(0.5) and doubt[0, 0] == 0.0
 
 
+def test_known_strengths_replace_the_fit_in_the_covariance() -> None:
+    # θ = (ln 3, 0): p = 3/4, so 20 verdicts give information 20·3/16 = 3.75 on θ0 − θ1 and
+    # var(θ0 − θ1) = 2/(2·3.75 + r), whatever the verdicts said (here an even split)
+    known = np.array([np.log(3.0), 0.0])
+    theta, cov = rank_covariance(2, verdicts(0, 1, 10, 20), known)
+    assert theta == pytest.approx(known)
+    r = SEPARATION_RIDGE
+    assert cov[0, 0] + cov[1, 1] - 2 * cov[0, 1] == pytest.approx(2 / (7.5 + r))
+    # told that 0 is far ahead, the rule spends nothing more on (0, 1) and (0, 2)
+    so_far = verdicts(0, 1, 10, 20) + verdicts(0, 2, 10, 20) + verdicts(1, 2, 10, 20)
+    candidates = every_pair(3, 10)
+    told = np.array([5.0, 0.0, 0.0])
+    chosen = choose_pairs(3, so_far, candidates, 4, seed=1, explore=0.0, strengths=told)
+    assert {(candidates[n].a, candidates[n].b) for n in chosen} == {(1, 2)}
+
+
 def test_a_clearly_separated_pair_gets_no_more_pairs_while_an_uncertain_neighbour_does() -> None:
     # system 0 beat 1 and 2 in 39 of 40; 1 and 2 split 20 verdicts evenly
     so_far = verdicts(0, 1, 39, 40) + verdicts(0, 2, 39, 40) + verdicts(1, 2, 10, 20)

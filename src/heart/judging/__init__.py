@@ -1,6 +1,12 @@
 """Judging: the HEART rubric prompt, the strict verdict schema, the pair design, LLM judges."""
 
-from heart.judging._adaptive import judge_in_rounds, next_round, projected_pairs, round_of
+from heart.judging._adaptive import (
+    add_round,
+    judge_in_rounds,
+    next_round,
+    projected_pairs,
+    round_of,
+)
 from heart.judging._assign import EnsembleJudge, PairFamilies, Schedule, schedule_judges
 from heart.judging._llm import (
     JudgingInputs,
@@ -26,6 +32,7 @@ __all__ = [
     "PairFamilies",
     "Schedule",
     "Verdict",
+    "add_round",
     "build_pairs",
     "judge_in_rounds",
     "judge_pairs",

@@ -1,10 +1,12 @@
-"""The adaptive pair design: LLM judging in rounds, each round adding the pairs that make the
+"""The adaptive pair design: judging in rounds, each round adding the pairs that make the
 ranking most certain (:func:`heart.stats.choose_pairs`), until the budget or the stopping rule
 ends it.
 
-A round is chosen only once every stored pair has all its verdicts, from the store alone (the
-usable replies, the pairs, the valid LLM verdicts), so a run that was killed resumes by judging
-what its last round left and then picks the same next round. Each pair records its round in its
+A round is chosen only once every stored pair has all its verdicts: an answer from each LLM judge
+scheduled on it, and every person's seat on it submitted. It is chosen from the store alone (the
+usable replies, the pairs, the counted verdicts of the study's LLM judges and of people), so a run
+that was killed resumes by judging what its last round left and then picks the same next round,
+and `heart judge` and the web app's seats add the same rounds. Each pair records its round in its
 design ("adaptive-3"); pairs only ever grow.
 """
 
@@ -22,9 +24,17 @@ from heart.engine import ProgressFn, RunSummary
 from heart.ids import pair_id, seeded_order
 from heart.judging._llm import JudgingInputs, JudgingSummary, judge_pairs, schedule_for
 from heart.judging._pairs import _candidates, pairs_to_add
-from heart.store import CompletionRow, ItemRow, JudgmentRow, PairRow
+from heart.store import (
+    CompletionRow,
+    ItemRow,
+    JudgeRow,
+    JudgmentRow,
+    PairRow,
+    TaskRow,
+    counted_judgment,
+)
 from heart.study import Study
-from heart.types import Side, Status
+from heart.types import JudgeSource, Order, Side, Status
 
 if TYPE_CHECKING:  # the statistics are imported when a round is chosen: a study of another
     # design, and commands that only read the settings, never load numpy and scipy
@@ -42,7 +52,8 @@ def round_of(design: str) -> int:
 @dataclass
 class RoundInputs:
     """What a round is chosen from: the systems, the usable replies per item, the stored pairs
-    (with their rounds), the LLM verdicts on them and each item's conversation."""
+    (with their rounds), the counted verdicts on them (the study's LLM judges' and people's)
+    and each item's conversation."""
 
     systems: list[str]
     replies: dict[str, list[tuple[str, str]]]  # item -> (completion id, system)
@@ -67,7 +78,11 @@ class RoundInputs:
                 (pid, Side(winner or Side.NONE))
                 for pid, winner in session.execute(
                     select(JudgmentRow.pair_id, JudgmentRow.winner)
-                    .where(JudgmentRow.status == Status.OK, JudgmentRow.judge.in_(judges))
+                    .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+                    .where(
+                        counted_judgment(),
+                        JudgmentRow.judge.in_(judges) | (JudgeRow.source == JudgeSource.HUMAN),
+                    )
                     .order_by(JudgmentRow.id)
                 )
             ]
@@ -162,20 +177,50 @@ def _loads(study: Study, pairs: list[PairRow]) -> dict[str, int]:
 
 
 def verdicts_per_pair(study: Study) -> int:
-    """Verdicts one pair gets: its judges times its orders."""
+    """Verdicts one pair gets: its LLM judges times its orders (people only: its raters)."""
     config = study.config
+    if not config.judges:
+        return config.people.raters_per_pair
     judges = config.judging.judges_per_pair or len(config.judges)
     return max(1, min(judges, len(config.judges))) * (2 if config.pairs.both_orders else 1)
 
 
+def waiting(study: Study) -> bool:
+    """Whether a stored pair still waits for a verdict: an LLM judge scheduled on it has not
+    answered yet (a failed answer counts as one), or a person's seat on it is not submitted
+    (without LLM judges, a pair with no seat yet waits for its seats)."""
+    with study.store.session() as session:
+        seats = (TaskRow.target == PairRow.id) & TaskRow.check.is_(None)
+        if session.scalar(select(TaskRow.id).join(PairRow, seats).where(~TaskRow.done).limit(1)):
+            return True
+        if not study.config.judges:
+            unseated = select(PairRow.id).outerjoin(TaskRow, seats).where(TaskRow.id.is_(None))
+            return session.scalar(unseated.limit(1)) is not None
+        answered = {
+            (pid, judge, Order(order))
+            for pid, judge, order in session.execute(
+                select(JudgmentRow.pair_id, JudgmentRow.judge, JudgmentRow.order)
+            )
+        }
+    schedule, pairs = schedule_for(study)
+    orders = (Order.AB, Order.BA) if study.config.pairs.both_orders else (Order.AB,)
+    return any(
+        (pair.id, judge, order) not in answered
+        for pair in pairs
+        for judge in schedule.judges.get(pair.id, ())
+        for order in orders
+    )
+
+
 def next_round(study: Study, inputs: RoundInputs | None = None) -> list[PairRow]:
-    """The pairs of the next round (none when the budget is spent, the stopping rule holds or
-    no pair is left), chosen from the store alone."""
+    """The pairs of the next round (none while a stored pair waits for verdicts, or when the
+    budget is spent, the stopping rule holds or no pair is left), chosen from the store
+    alone."""
     from heart.stats import Candidate, choose_pairs
 
     spec, seed = study.config.pairs, study.config.seed
     inputs = inputs or RoundInputs.stored(study)
-    if stop_reached(study, inputs):
+    if waiting(study) or stop_reached(study, inputs):
         return []
     index = {s: n for n, s in enumerate(inputs.systems)}
     stored = {p.id for p in inputs.pairs}
@@ -207,7 +252,10 @@ def next_round(study: Study, inputs: RoundInputs | None = None) -> list[PairRow]
 
 
 def _within_budget(study: Study, stored: list[PairRow], rows: list[PairRow], budget: int) -> int:
-    """How many of ``rows`` (a prefix) keep every judge within ``budget`` verdicts."""
+    """How many of ``rows`` (a prefix) keep every LLM judge within ``budget`` verdicts (people
+    only: the pairs within ``budget``)."""
+    if not study.config.judges:
+        return max(0, min(len(rows), budget - len(stored)))
     lo, hi = 0, len(rows)
     while lo < hi:  # the largest prefix whose loads fit
         mid = (lo + hi + 1) // 2
@@ -218,9 +266,22 @@ def _within_budget(study: Study, stored: list[PairRow], rows: list[PairRow], bud
     return lo
 
 
+def add_round(study: Study) -> int:
+    """Store the next round's pairs, when one is due (people's seats follow them); how many.
+    Nothing outside the adaptive design."""
+    if study.config.pairs.design is not PairDesign.ADAPTIVE:
+        return 0
+    rows = next_round(study)
+    if rows:
+        with study.store.session() as session:
+            session.add_all(rows)
+    return len(rows)
+
+
 def judge_in_rounds(study: Study, progress: ProgressFn | None = None) -> JudgingSummary:
     """Judge what the stored rounds still miss, then add and judge rounds until the budget,
-    the stopping rule or the pairs run out (or a round's calls do not all get an answer)."""
+    the stopping rule or the pairs run out (or a round's calls do not all get an answer, or
+    people's seats on it are still open)."""
     total = RunSummary()
     summary = judge_pairs(study, progress)
     total.add(summary.model_calls)

@@ -56,15 +56,19 @@ class Candidate:
 
 
 def rank_covariance(
-    systems: int, comparisons: Sequence[Comparison]
+    systems: int, comparisons: Sequence[Comparison], strengths: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """θ fitted to ``comparisons`` and its covariance, the inverse of the Fisher information
-    plus the separation guard's weak prior (finite even for systems never compared)."""
+    plus the separation guard's weak prior (finite even for systems never compared).
+    ``strengths`` (θ known, as in a simulation) replace the fit."""
     wins = np.zeros((systems, systems))
     for c in comparisons:
         wins[c.a, c.b] += c.score
         wins[c.b, c.a] += 1.0 - c.score
-    theta = fit_bradley_terry(wins).theta if wins.any() else np.zeros(systems)
+    if strengths is not None:
+        theta = np.asarray(strengths, dtype=np.float64)
+    else:
+        theta = fit_bradley_terry(wins).theta if wins.any() else np.zeros(systems)
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     curv = (wins + wins.T) * p * (1.0 - p)
     info = np.diag(curv.sum(axis=1)) - curv + SEPARATION_RIDGE * np.eye(systems)
@@ -99,6 +103,7 @@ def choose_pairs(
     floor: int = 1,
     explore: float = EXPLORE,
     verdicts_per_pair: int = 1,
+    strengths: FloatArray | None = None,
 ) -> list[int]:
     """Indices into ``candidates`` of the ``size`` pairs to judge next (fewer when the
     candidates run out), in the order chosen.
@@ -107,8 +112,9 @@ def choose_pairs(
     (judged or chosen) is served first, the least compared first, and so is one with fewer
     than ``explore`` times its equal share of the pairs judged and chosen by the end of the
     round; after that the rule of the module docstring chooses. ``verdicts_per_pair`` is how
-    many verdicts a chosen pair will get (judges per pair times orders). Deterministic for
-    ``seed``, the comparisons and the set of candidates (their order does not matter).
+    many verdicts a chosen pair will get (judges per pair times orders). ``strengths``, the
+    true θ where it is known (a simulation's oracle), replace the fitted ones. Deterministic
+    for ``seed``, the comparisons and the set of candidates (their order does not matter).
     """
     if size < 0 or floor < 0 or not 0 <= explore <= 1 or verdicts_per_pair < 1:
         raise ValueError(
@@ -116,28 +122,33 @@ def choose_pairs(
             "positive"
         )
     k = systems
-    theta, cov = rank_covariance(k, comparisons)
+    theta, cov = rank_covariance(k, comparisons, strengths)
     lo, hi = np.triu_indices(k, 1)
     index = {(int(i), int(j)): n for n, (i, j) in enumerate(zip(lo, hi, strict=True))}
 
     rng = np.random.Generator(np.random.PCG64(seed))
     canonical = sorted(range(len(candidates)), key=lambda n: _key(candidates[n]))
-    tie = {n: int(r) for n, r in zip(canonical, rng.permutation(len(canonical)), strict=True)}
+    tie = np.empty(len(candidates), dtype=np.int64)
+    tie[canonical] = rng.permutation(len(canonical))
     pair_tie = rng.permutation(lo.size)
-    pool: dict[int, list[int]] = defaultdict(list)  # system pair -> candidate indices
+    item_index = {item: n for n, item in enumerate(sorted({c.item for c in candidates}))}
+    item_of = np.array([item_index[c.item] for c in candidates], dtype=np.int64)
+    members: dict[int, list[int]] = defaultdict(list)  # system pair -> candidate indices
     for n in canonical:
         c = candidates[n]
         if c.a != c.b:
-            pool[index[_ordered(c.a, c.b)]].append(n)
+            members[index[_ordered(c.a, c.b)]].append(n)
+    pool = {pair: np.array(ns, dtype=np.int64) for pair, ns in members.items()}
 
-    judged: defaultdict[str, set[tuple[int, int, str]]] = defaultdict(set)
-    item_load: defaultdict[str, int] = defaultdict(int)
+    judged: set[tuple[int, int, str]] = set()
+    item_load = np.zeros(len(item_index), dtype=np.int64)
     uses = np.zeros(lo.size)
     for v in comparisons:
         key = (*_ordered(v.a, v.b), v.item)
-        if key not in judged[v.item]:
-            judged[v.item].add(key)
-            item_load[v.item] += 1
+        if key not in judged:
+            judged.add(key)
+            if v.item in item_index:
+                item_load[item_index[v.item]] += 1
             uses[index[key[:2]]] += 1
 
     least = max(float(floor), explore * (uses.sum() + min(size, len(candidates))) / lo.size)
@@ -158,11 +169,14 @@ def choose_pairs(
             best = gain.max()
             ties = np.flatnonzero(gain >= best - 1e-12 * max(1.0, abs(best)))
             pick = int(min(ties, key=lambda n: pair_tie[n]))
-        n = min(pool[pick], key=lambda m: (item_load[candidates[m].item], tie[m]))
-        pool[pick].remove(n)
+        # the least loaded item, ties by the seeded permutation (tie < len(candidates))
+        ns = pool[pick]
+        at = int(np.argmin(item_load[item_of[ns]] * (len(candidates) + 1) + tie[ns]))
+        n = int(ns[at])
+        pool[pick] = np.delete(ns, at)
         left[pick] -= 1
         chosen.append(n)
-        item_load[candidates[n].item] += 1
+        item_load[item_of[n]] += 1
         uses[pick] += 1
         x = np.zeros(k)
         x[lo[pick]], x[hi[pick]] = 1.0, -1.0

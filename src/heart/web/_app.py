@@ -22,7 +22,7 @@ from heart.study import open_study
 from heart.web import _admin, _entry, _work
 from heart.web._forms import FormRejected
 from heart.web._logging import redact_access_log
-from heart.web._seats import SEAT_REFRESH, Seats
+from heart.web._seats import SEAT_REFRESH, study_seats
 from heart.web._session import Signer
 from heart.web._state import HERE, WebState, make_templates, message, sentence
 
@@ -90,7 +90,7 @@ def create_app(
     except HeartError:
         study.close()
         raise
-    seats = Seats(study.store, study.config.people, study.config.seed, every=seat_refresh)
+    seats = study_seats(study, every=seat_refresh)
     seats.refresh()
     redact_access_log()
     state = WebState(
