@@ -24,7 +24,7 @@ from typing import IO, Any
 
 try:
     import fcntl
-except ImportError:  # not on Windows: the pipe keeps its size
+except ImportError:  # Windows: the pipe keeps its size
     fcntl = None  # type: ignore[assignment]
 
 import heart
@@ -32,6 +32,14 @@ from heart.errors import HeartError, ImportRefused
 
 _LENGTH = struct.Struct("<Q")
 _ITEM, _END, _REFUSED, _FAILED = "item", "end", "refused", "failed"
+
+
+def fresh_python_env() -> dict[str, str]:
+    """The environment of a fresh Python process that imports this heart (its source folder
+    first on the path), whatever the caller's working folder."""
+    source = str(Path(heart.__file__).resolve().parent.parent)
+    path = os.pathsep.join([source, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {**os.environ, "PYTHONPATH": path}
 
 
 class WorkerFailed(HeartError):
@@ -95,13 +103,11 @@ class Worker:
     stops it, done or not."""
 
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
-        source = str(Path(heart.__file__).resolve().parent.parent)
-        path = os.pathsep.join([source, *filter(None, [os.environ.get("PYTHONPATH")])])
         self._process = subprocess.Popen(
             [sys.executable, "-m", "heart.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": path},
+            env=fresh_python_env(),
         )
         assert self._process.stdin is not None and self._process.stdout is not None
         self._process.stdin.write(pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL))

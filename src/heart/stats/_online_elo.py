@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -12,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-import heart
 from heart.elo_orders import Indices, ratings_along, save_task
 from heart.stats._bradley_terry import ELO_BASE
 from heart.stats._types import BoolArray, FloatArray, IntArray
 from heart.stats._wins import _check_pairs, _check_tie
+from heart.worker import fresh_python_env
 
 SHARED_STEPS = 2_000_000
 """Comparison updates (comparisons × orders) from which the orders are shared out among
@@ -77,10 +76,7 @@ def _shared_out(
     a helper process of its own started beside it (a chunk whose helper fails is run here)."""
     if len(chunks) == 1:
         return [ratings_along(w, lo, scores, chunks[0], n_systems, k_factor, ELO_BASE)]
-    source = str(Path(heart.__file__).parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [source, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )}  # fmt: skip
+    env = fresh_python_env()
     with tempfile.TemporaryDirectory(prefix="heart-elo-") as folder:
         helpers = []
         try:
