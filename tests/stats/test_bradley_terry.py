@@ -26,6 +26,7 @@ from heart.stats import (
     win_matrix,
     win_rates,
 )
+from heart.stats._bradley_terry import SURE_SPAN
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -215,6 +216,39 @@ def test_converges_across_sizes(k: int) -> None:
     wins = win_matrix(winner, loser, strength, k, tie=tie)
     grad = (wins - (wins + wins.T) * p).sum(axis=1) - fit.ridge_used * fit.theta
     np.testing.assert_allclose(grad, 0.0, atol=1e-8 * wins.sum())
+
+
+def _penalised_likelihood(theta: FloatArray, wins: FloatArray, ridge: float) -> float:
+    diff = theta[:, None] - theta[None, :]
+    return float((wins * log_expit(diff)).sum() - 0.5 * ridge * (theta @ theta))
+
+
+def test_a_newton_step_within_the_sure_span_never_goes_downhill() -> None:
+    """The fit skips the likelihood check for steps spanning under SURE_SPAN: on random win
+    matrices, ridges and starting points, every such full step must raise the likelihood."""
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(400):
+        k = int(rng.integers(2, 9))
+        wins = rng.gamma(0.5, 3.0, (k, k)) * (rng.random((k, k)) < 0.7)
+        np.fill_diagonal(wins, 0.0)
+        n = wins + wins.T
+        if not n.any(axis=1).all():
+            continue
+        fit = fit_bradley_terry(wins)  # starts near and far from the optimum
+        ridge = fit.ridge_used
+        theta = fit.theta + rng.normal(0.0, rng.choice([0.05, 0.3, 1.0, 3.0]), k)
+        p = expit(theta[:, None] - theta[None, :])
+        grad = (wins - n * p).sum(axis=1) - ridge * theta
+        curv = n * p * (1.0 - p)
+        hess = np.diag(curv.sum(axis=1)) - curv + ridge * np.eye(k) + np.ones((k, k)) / k
+        step = np.linalg.solve(hess, grad)
+        if step.max() - step.min() >= SURE_SPAN:
+            continue
+        checked += 1
+        before = _penalised_likelihood(theta, wins, ridge)
+        assert _penalised_likelihood(theta + step, wins, ridge) >= before - 1e-12 * abs(before)
+    assert checked > 50
 
 
 def test_batch_equals_single_fit_per_replicate() -> None:
