@@ -184,6 +184,7 @@ class EmbeddedModel:
                 finish_reason=answer["choices"][0]["finish_reason"],
             )
         ttft: float | None = None
+        prompt_tokens: int | None = None
         pieces: list[str] = []
         finish: str | None = None
         for chunk in llm.create_chat_completion(**kwargs, stream=True):
@@ -192,13 +193,17 @@ class EmbeddedModel:
             if delta:
                 if ttft is None:
                     ttft = (time.perf_counter() - start) * 1000
+                    # the first token is sampled from the prompt, not yet in the context
+                    prompt_tokens = int(llm.n_tokens)
                 pieces.append(delta)
             finish = choice.get("finish_reason") or finish
-        # llama.cpp streams one token per chunk; its context then holds prompt + reply tokens
+        # llama.cpp streams one token per chunk
         tokens_out = len(pieces)
+        if prompt_tokens is None:  # nothing streamed: the context holds the prompt alone
+            prompt_tokens = int(llm.n_tokens)
         return ChatResponse(
             text="".join(pieces),
-            tokens_in=max(0, int(llm.n_tokens) - tokens_out),
+            tokens_in=prompt_tokens,
             tokens_out=tokens_out,
             ttft_ms=ttft,
             latency_ms=(time.perf_counter() - start) * 1000,
