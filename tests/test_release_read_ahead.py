@@ -12,7 +12,8 @@ import pytest
 
 from heart.errors import ImportRefused
 from heart.release import _bundles, import_bundle
-from heart.release._read_ahead import ReadAhead, pack, reader, unpack
+from heart.release._chunk import Chunk
+from heart.release._read_ahead import ReadAhead, reader
 
 from .docs.markdown import ROOT
 from .rows import refused_bundle
@@ -43,9 +44,21 @@ def read_ahead(monkeypatch: pytest.MonkeyPatch) -> list[ReadAhead]:
 
 def test_rows_packed_by_column_come_back_as_they_were() -> None:
     rows = [(3, {"id": "a", "axes": {"H": 1}, "n": None}), (5, {"n": 2, "id": "b", "axes": {}})]
-    packed = pack(rows)
+    packed = Chunk.of_rows(rows).packed()
     assert packed == ([3, 5], ["id", "axes", "n"], [["a", "b"], [{"H": 1}, {}], [None, 2]])
-    assert unpack(packed) == rows
+    chunk = Chunk.unpacked(packed)
+    assert chunk.column("axes") == [{"H": 1}, {}] and chunk.tuples(["n", "id"]) == [
+        (None, "a"),
+        (2, "b"),
+    ]
+    assert chunk.rows() == rows
+
+
+def test_a_chunk_of_rows_with_different_columns_is_inserted_a_record_at_a_time() -> None:
+    rows = [(1, {"id": "a", "n": 1}), (2, {"id": "b"})]
+    chunk = Chunk.of_rows(rows)
+    assert chunk.as_columns() is None and chunk.column("id") == ["a", "b"]
+    assert chunk.rows() == rows
 
 
 def test_a_bundle_read_ahead_stores_what_one_read_here_stores(
@@ -108,7 +121,9 @@ def test_a_refusal_while_reading_ahead_ends_the_reading_where_it_happened(
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the worker imports this test module
     ahead = ReadAhead([reader(_reads, 3), reader(_refuses), reader(_reads, 2)])
-    assert list(ahead.chunks()) == [[(1, {"id": "1"}), (2, {"id": "2"}), (3, {"id": "3"})]]
+    assert [chunk.rows() for chunk in ahead.chunks()] == [
+        [(1, {"id": "1"}), (2, {"id": "2"}), (3, {"id": "3"})]
+    ]
     with pytest.raises(ImportRefused, match=r"^table.jsonl line 2: refused$"):
         list(ahead.chunks())
     ahead.close()

@@ -11,7 +11,8 @@ from heart.release._bundles import (
     read_bundle,
     store_bundle,
 )
-from heart.release._rows import RACE_ATTEMPTS, TABLES, ImportSummary, Row
+from heart.release._chunk import Row
+from heart.release._rows import RACE_ATTEMPTS, TABLES, ImportSummary
 from heart.release._table_imports import (
     TABLE_KINDS,
     completion_rows,

@@ -35,13 +35,13 @@ from heart.provenance import (
     parse_provenance,
     record_imported,
 )
+from heart.release._chunk import Chunk, Row
 from heart.release._read_ahead import ReadAhead, reader
 from heart.release._rows import (
     BUNDLE_FIX,
     TABLES,
     ImportSummary,
     LinesRead,
-    Row,
     RowWriter,
     carried_columns,
     decode_file,
@@ -419,7 +419,7 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
         writer = RowWriter(session, lambda name, number: f"{bundle.path / name} line {number}")
         if size < READ_AHEAD_BYTES or usable_cores() < 2:
             for (name, _), read in zip(tables, readers, strict=True):
-                writer.add_table(name, read())
+                writer.add_table(name, map(Chunk.of_rows, read()))
         else:  # large: read, parsed and checked on the other core while rows are stored here
             ahead = ReadAhead(readers)
             try:

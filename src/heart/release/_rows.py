@@ -36,6 +36,7 @@ from heart.import_checks import (
 from heart.provenance import (
     PROVENANCE_FILE,
 )
+from heart.release._chunk import Chunk, Row
 from heart.store import (
     Base,
     ClassificationRow,
@@ -142,7 +143,6 @@ class ImportSummary:
         return ImportSummary(added, {}, dict(self.repeated))
 
 
-Row = tuple[int, dict[str, Any]]
 """A record read from a file, with the line it starts on."""
 
 
@@ -329,11 +329,6 @@ def _unique_owners(connection: Connection, model: type[Base]) -> Owners:
     return owners
 
 
-def _column_tuples(records: list[dict[str, Any]], columns: Iterable[str]) -> list[tuple[Any, ...]]:
-    """The values of ``columns`` in each record, as a tuple a record (taken at C's speed)."""
-    return list(zip(*(map(itemgetter(c), records) for c in columns), strict=True))
-
-
 LOOKUP = 500
 """Keys looked up in the store per query (well under every database's limit of parameters)."""
 
@@ -382,19 +377,18 @@ class _TableAdd:
         self.added = self.unchanged = self.repeated = 0
         self.set_aside: list[Index] = []  # indexes dropped while rows go in, built at the end
 
-    def add(self, rows: list[Row]) -> None:
+    def add(self, chunk: Chunk) -> None:
         if self.held is None:
             table = self.model.__table__
             self.held = {
                 tuple(r) for r in self.connection.execute(select(*(table.c[k] for k in self.keys)))
             }
             self.owners = _unique_owners(self.connection, self.model)
-        records = [record for _, record in rows]
-        keys = _column_tuples(records, self.keys)
-        if self._all_new(records, keys):
-            self.seen.update(zip(keys, (number for number, _ in rows), strict=True))
-            self._insert(records)
-            self.added += len(records)
+        keys = chunk.tuples(self.keys)
+        if self._all_new(chunk, keys):
+            self.seen.update(zip(keys, chunk.numbers, strict=True))
+            self._insert_chunk(chunk)
+            self.added += len(chunk)
             self._set_indexes_aside()
             return
         # rows stored before, and the first of a key an earlier chunk gave (stored by now)
@@ -402,7 +396,7 @@ class _TableAdd:
         found = _rows_by_key(self.connection, self.model, list(wanted)) if wanted else {}
         firsts: dict[tuple[Any, ...], dict[str, Any]] = {}  # this chunk's rows, by key
         new: list[dict[str, Any]] = []
-        for (number, record), key in zip(rows, keys, strict=True):
+        for (number, record), key in zip(chunk.rows(), keys, strict=True):
             first_line = self.seen.get(key)
             if first_line is not None:
                 first = firsts[key] if key in firsts else found[key]
@@ -437,7 +431,7 @@ class _TableAdd:
         self._insert(new)
         self.added += len(new)
 
-    def _all_new(self, records: list[dict[str, Any]], keys: list[tuple[Any, ...]]) -> bool:
+    def _all_new(self, chunk: Chunk, keys: list[tuple[Any, ...]]) -> bool:
         """Whether every row of a chunk is new: its key neither stored, nor given before, nor
         twice in the chunk, and its unique columns' values held by no other row. Then their
         unique values are kept as theirs, and the chunk needs no look a row at a time."""
@@ -450,7 +444,7 @@ class _TableAdd:
             return False
         claims = []
         for unique in self.uniques:
-            values = _column_tuples(records, unique)
+            values = chunk.tuples(unique)
             if len(set(values)) != len(values) or not self.owners[unique].keys().isdisjoint(values):
                 return False
             claims.append((unique, values))
@@ -482,6 +476,18 @@ class _TableAdd:
             index.create(self.connection)
         self.set_aside = []
 
+    def _insert_chunk(self, chunk: Chunk) -> None:
+        """Insert every row of ``chunk``, many rows to a statement: on SQLite straight from its
+        columns when every row gives the same ones, else a record at a time (``_insert``)."""
+        columns = chunk.as_columns() if self.connection.dialect.name == "sqlite" else None
+        if columns is None or _plain_statement(self.connection, self.model, columns[0]) is None:
+            self._insert(chunk.records())
+            return
+        names, values = columns
+        for start in range(0, len(chunk), INSERT):
+            part = [column[start : start + INSERT] for column in values]
+            insert_columns(self.connection, self.model, names, part)
+
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
         (which take their defaults) go in separate statements."""
@@ -508,29 +514,51 @@ def _empty_json(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return quick
 
 
-def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
-    """Insert ``records`` (each with the same columns) into ``model``'s table in one statement.
-    SQLite gets rows that give every column the statement names as plain tuples, each value
-    converted as SQLAlchemy converts it (JSON to its text) but without SQLAlchemy's work per
-    row; other databases, and rows leaving columns to their defaults, go through SQLAlchemy."""
+def _plain_statement(
+    connection: Connection, model: type[Base], names: list[str]
+) -> tuple[str, list[str]] | None:
+    """On SQLite, the insert of exactly ``names`` into ``model``'s table and its columns' order,
+    when it needs no defaults of SQLAlchemy's filled in; else None."""
     table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
-    statement = insert(table)
-    compiled = statement.compile(dialect=dialect, column_keys=list(records[0]))
+    if dialect.name != "sqlite":
+        return None
+    compiled = insert(table).compile(dialect=dialect, column_keys=names)
     order = list(compiled.positiontup or ())
-    if dialect.name != "sqlite" or records[0].keys() != set(order):  # defaults to fill in
-        connection.execute(statement, records)
+    return (compiled.string, order) if set(order) == set(names) else None
+
+
+def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
+    """Insert ``records`` (each with the same columns) into ``model``'s table in one statement:
+    on SQLite a column at a time (``insert_columns``) when they give every column the statement
+    names; other databases, and rows leaving columns to their defaults, go through SQLAlchemy."""
+    names = list(records[0])
+    if _plain_statement(connection, model, names) is None:
+        connection.execute(insert(Base.metadata.tables[str(model.__tablename__)]), records)
         return
-    types = [table.c[key].type.dialect_impl(dialect) for key in order]
-    converters: list[tuple[int, Callable[[Any], Any]]] = []
-    for at, kind in enumerate(types):
-        process = kind.bind_processor(dialect)
-        if process is not None:
-            converters.append((at, _empty_json(process) if isinstance(kind, JSON) else process))
     # records are left as they are: a rerun of the import reads them again
-    columns: list[Iterable[Any]] = [map(itemgetter(key), records) for key in order]
-    for at, convert in converters:
-        columns[at] = map(convert, columns[at])
-    connection.exec_driver_sql(compiled.string, list(zip(*columns, strict=True)))
+    insert_columns(connection, model, names, [list(map(itemgetter(n), records)) for n in names])
+
+
+def insert_columns(
+    connection: Connection, model: type[Base], names: list[str], columns: list[list[Any]]
+) -> None:
+    """Insert rows given column by column into ``model``'s table, on SQLite and naming every
+    column the statement fills (``_plain_statement``), in one statement, each value converted
+    as SQLAlchemy converts it (JSON to its text) but without SQLAlchemy's work per row."""
+    plain = _plain_statement(connection, model, names)
+    assert plain is not None, f"{model.__tablename__}: not a plain insert of {names}"
+    statement, order = plain
+    table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
+    at = {name: i for i, name in enumerate(names)}
+    ordered: list[Iterable[Any]] = []
+    for key in order:
+        kind = table.c[key].type.dialect_impl(dialect)
+        process = kind.bind_processor(dialect)
+        values: Iterable[Any] = columns[at[key]]
+        if process is not None:
+            values = map(_empty_json(process) if isinstance(kind, JSON) else process, values)
+        ordered.append(values)
+    connection.exec_driver_sql(statement, list(zip(*ordered, strict=True)))
 
 
 OWN_WORK = ("judgments.jsonl", "strategy_labels.jsonl")
@@ -558,23 +586,23 @@ class RowWriter:
         self._writer: dict[str, str] | None = None  # completion -> its contributor
         self._pairs: dict[str, tuple[str, str]] | None = None  # pair -> (a, b)
 
-    def add_table(self, name: str, chunks: Iterable[list[Row]]) -> None:
+    def add_table(self, name: str, chunks: Iterable[Chunk]) -> None:
         """Add one table's rows, given a chunk at a time; tables come in TABLES order."""
         position = [n for n, _ in TABLES].index(name)
         assert position > self._done, f"{name} comes before the tables already added"
         self._done = position
         table = _TableAdd(self.connection, name, self.where)
         references = [(c, t) for (n, c), t in REFERENCES.items() if n == name]
-        for rows in chunks:
-            if not rows:
+        for chunk in chunks:
+            if not len(chunk):
                 continue
             for column, target in references:
-                self._check_references(name, rows, column, target)
+                self._check_references(name, chunk, column, target)
             if name == "pairs.jsonl":
-                self._check_pairs(rows)
+                self._check_pairs(chunk)
             if name in OWN_WORK:
-                self._refuse_own_work(name, rows)
-            table.add(rows)
+                self._refuse_own_work(name, chunk)
+            table.add(chunk)
         table.finish()
         for kept, n in zip(
             (self.summary.added, self.summary.unchanged, self.summary.repeated),
@@ -585,22 +613,23 @@ class RowWriter:
                 kept[name] = n
 
     def _check_references(
-        self, name: str, rows: list[Row], column: str, target: tuple[str, str]
+        self, name: str, chunk: Chunk, column: str, target: tuple[str, str]
     ) -> None:
         known = self._known.get(target)
         if known is None:  # the referenced table is added already: the store holds all its keys
             known = self._known[target] = existing_keys(self.session, *target)
-        if known.issuperset(map(itemgetter(column), (record for _, record in rows))):
+        values = chunk.column(column)
+        if known.issuperset(values):
             return
-        for number, record in rows:
-            if record[column] not in known:
+        for number, value in zip(chunk.numbers, values, strict=True):
+            if value not in known:
                 what = target[0].removesuffix(".jsonl").rstrip("s")
                 raise ImportRefused(
                     f"{self.where(name, number)}: '{column}' refers to unknown {what} "
-                    f"{record[column]!r}; add it to the study (or the bundle) first"
+                    f"{value!r}; add it to the study (or the bundle) first"
                 )
 
-    def _check_pairs(self, pairs: list[Row]) -> None:
+    def _check_pairs(self, pairs: Chunk) -> None:
         """A pair holds two replies to its own item from two different systems (two replies of
         one system say nothing about its rating)."""
         if self._owner is None:
@@ -608,23 +637,26 @@ class RowWriter:
                 select(CompletionRow.id, CompletionRow.item_id, CompletionRow.system)
             )
             self._owner = {cid: (item, system) for cid, item, system in rows}
-        for number, pair in pairs:
-            (a_item, a_system) = self._owner[pair["a_id"]]
-            (b_item, b_system) = self._owner[pair["b_id"]]
+        owner = self._owner
+        for number, a_id, b_id, pair_item in zip(
+            pairs.numbers, pairs.column("a_id"), pairs.column("b_id"), pairs.column("item_id"),
+            strict=True,
+        ):  # fmt: skip
+            (a_item, a_system), (b_item, b_system) = owner[a_id], owner[b_id]
             if a_system == b_system:
                 raise ImportRefused(
                     f"{self.where('pairs.jsonl', number)}: 'b_id': both replies of the pair "
                     f"belong to system {a_system!r}, and a pair compares the replies of two "
                     f"systems; {BUNDLE_FIX}"
                 )
-            for column, item in (("a_id", a_item), ("b_id", b_item)):
-                if item != pair["item_id"]:
-                    raise ImportRefused(
-                        f"{self.where('pairs.jsonl', number)}: '{column}' is a reply to item "
-                        f"{item!r}, not to the pair's item {pair['item_id']!r}; {BUNDLE_FIX}"
-                    )
+            if a_item != pair_item or b_item != pair_item:
+                column, item = ("a_id", a_item) if a_item != pair_item else ("b_id", b_item)
+                raise ImportRefused(
+                    f"{self.where('pairs.jsonl', number)}: '{column}' is a reply to item "
+                    f"{item!r}, not to the pair's item {pair_item!r}; {BUNDLE_FIX}"
+                )
 
-    def _refuse_own_work(self, name: str, rows: list[Row]) -> None:
+    def _refuse_own_work(self, name: str, chunk: Chunk) -> None:
         """Nobody judges a pair holding a reply they wrote, nor labels such a reply: the rule the
         web app keeps when it hands out and takes back work (heart.people), kept for imported
         rows."""
@@ -635,8 +667,9 @@ class RowWriter:
             self._writer = {cid: who for cid, who in self.connection.execute(written)}
         writer, names = self._writer, self.names
         people = "rater_id" if name == "strategy_labels.jsonl" else "judge"
-        if not set(writer.values()) & set(map(itemgetter(people), (r for _, r in rows))):
+        if not set(writer.values()) & set(chunk.column(people)):
             return  # nobody in the chunk wrote a reply
+        rows = chunk.rows()
         if name == "strategy_labels.jsonl":
             for number, r in rows:
                 if writer.get(r["completion_id"]) == r["rater_id"]:
@@ -673,7 +706,7 @@ def insert_all(
     writer = RowWriter(session, where, names)
     for name, _ in TABLES:
         if name in tables:
-            writer.add_table(name, [tables[name]])
+            writer.add_table(name, [Chunk.of_rows(tables[name])])
     return writer.summary
 
 

@@ -28,9 +28,9 @@ from heart.import_checks import (
     describe,
     text_problem,
 )
+from heart.release._chunk import Row
 from heart.release._rows import (
     ImportSummary,
-    Row,
     decode_file,
     existing_keys,
     file_bytes,
