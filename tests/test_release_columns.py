@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from sqlalchemy import Index, inspect, text
 from sqlalchemy.orm import Session
 
+from heart import import_checks
 from heart.errors import ImportRefused
 from heart.import_checks import MAX_INT, check_row, checked_columns
 from heart.release import _rows, import_bundle
@@ -230,3 +232,63 @@ def test_a_large_imports_plain_indexes_are_built_at_its_end_and_kept_if_it_fails
     with pytest.raises(ImportRefused, match="columns do not match"):
         import_bundle(fresh, bundle)
     assert "ix_judgments_judge" in dropped[2:] and _indexes(fresh) == before
+
+
+@pytest.mark.parametrize(
+    ("value", "keys"),
+    [
+        ({}, 0),
+        ([], 0),
+        ("text", 0),
+        ({"a": 1, "b": {"c": 2, "d": [{"e": 3}, 4, {"f": {}, "g": []}]}}, 7),
+        ([{"H": {"winner": "a", "strength": 2}}, [{"x": 1}], [[{"y": 2, "z": 3}]], None], 6),
+    ],
+)
+def test_keys_are_counted_at_every_depth(value: Any, keys: int) -> None:
+    """The count a chunk's key check compares with the '":' in its lines."""
+    assert _rows._keys(value) == keys
+
+
+def _random_axes(rng: random.Random) -> Any:
+    """Axes that are mostly fine, with now and then one thing wrong in one verdict."""
+    if rng.random() < 0.03:
+        return rng.choice([None, [], "H", 3])
+    axes: dict[str, Any] = {}
+    for axis in rng.sample("HEART", rng.randint(0, 5)):
+        axes[axis] = {"winner": rng.choice(["a", "b", "none"]), "strength": rng.randint(0, 5)}
+    if axes and rng.random() < 0.2:
+        axis = rng.choice(list(axes))
+        verdict = axes[axis]
+        fault = rng.randrange(8)
+        if fault == 0:
+            axes["X"] = axes.pop(axis)
+        elif fault == 1:
+            verdict["strength"] = rng.choice([True, 6, -1, 2.0, "2", None])
+        elif fault == 2:
+            verdict["winner"] = rng.choice(["A", "tie", None, 1])
+        elif fault == 3:
+            del verdict[rng.choice(["winner", "strength"])]
+        elif fault == 4:
+            verdict["why"] = "x"
+        elif fault == 5:
+            axes[axis] = [verdict["winner"], verdict["strength"]]
+        elif fault == 6:
+            verdict["Winner"] = verdict.pop("winner")
+        else:
+            axes[axis] = None
+    return axes
+
+
+def test_the_axes_column_passes_exactly_when_each_row_would() -> None:
+    """The whole-column check of judgments' axes agrees with the check a row at a time, on
+    columns that are all fine and on columns with one fault of many kinds somewhere."""
+    rng = random.Random(5)
+    faulty = 0
+    for _ in range(3000):
+        column = [_random_axes(rng) for _ in range(rng.randint(0, 6))]
+        each = all(
+            isinstance(axes, dict) and import_checks._axes_problem(axes) is None for axes in column
+        )
+        faulty += not each
+        assert import_checks._axes_fine(column) == each, column
+    assert 300 < faulty < 2700

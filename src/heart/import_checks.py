@@ -4,11 +4,14 @@ of its JSON, so an import refuses a bad value by file, line and field instead of
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
+from operator import itemgetter
 from typing import Any, get_args, get_origin, get_type_hints
 
 from pydantic import ValidationError
@@ -222,6 +225,32 @@ def _axes_problem(axes: dict[str, Any]) -> str | None:
     return None
 
 
+def _axes_fine(column: Sequence[Any]) -> bool:
+    """Whether every value of a column is axes ``_axes_problem`` finds no problem with, looked
+    at a kind of value at a time over the whole column (the axes, the verdicts, their winners
+    and strengths) instead of a row at a time."""
+    if set(map(type, column)) != {dict}:
+        return not column
+    if not set(itertools.chain.from_iterable(column)) <= set(AXES):
+        return False
+    verdicts = [verdict for axes in column for verdict in axes.values()]
+    if not verdicts:
+        return True
+    if set(map(type, verdicts)) != {dict} or set(map(len, verdicts)) != {2}:
+        return False
+    try:
+        winners = set(map(itemgetter("winner"), verdicts))
+        strengths = list(map(itemgetter("strength"), verdicts))
+    except KeyError:
+        return False
+    return (
+        winners <= set(SIDES)
+        and set(map(type, strengths)) == {int}
+        and min(strengths) >= 0
+        and max(strengths) <= 5
+    )
+
+
 def _strings_problem(values: list[Any]) -> str | None:
     odd = next((v for v in values if not isinstance(v, str)), None)
     return None if odd is None else f"must be a list of text, holds {describe(odd)}"
@@ -234,6 +263,11 @@ SHAPES: dict[tuple[str, str], Callable[[Any], str | None]] = {
     ("strategy_labels", "strategies"): _strings_problem,
 }
 """JSON columns whose content the stages read back, with the check of its shape."""
+
+COLUMN_SHAPES: dict[tuple[str, str], Callable[[Sequence[Any]], bool]] = {
+    ("judgments", "axes"): _axes_fine,
+}
+"""Shapes with a check of a whole column at once: True only if each value's shape is fine."""
 
 
 def _value_problem(table: str, column: str, value: Any) -> str | None:
@@ -276,6 +310,14 @@ def plain_lines(lines: Iterable[tuple[int, str]]) -> set[int]:
     ) and (  # of the ASCII characters the policy refuses, JSON text holds only DEL unescaped
         ("\x7f" not in text and text.isascii()) or REFUSED.search(text) is None
     ):
+        texts = list(map(itemgetter(1), lines))
+        brackets = map(
+            operator.add,
+            map(str.count, texts, itertools.repeat("{")),
+            map(str.count, texts, itertools.repeat("[")),
+        )
+        if max(brackets, default=0) <= MAX_DEPTH:  # counted at C's speed, no call a line
+            return set(map(itemgetter(0), lines))
         return {n for n, line in lines if line.count("{") + line.count("[") <= MAX_DEPTH}
     return {n for n, line in lines if plain_json(line)}
 
@@ -364,6 +406,9 @@ def _column_test(table: str, key: str, column: Column[Any], json_type: type | No
         if json_type is None:
             return lambda values: False
         held = json_type
+        whole_column = COLUMN_SHAPES.get((table, key))
+        if whole_column is not None:
+            return lambda values: typed(values, held) and whole_column(values)
         return lambda values: all(type(v) is held and shape(v) is None for v in values)
     words = VOCABULARY.get((table, key))
     if words is not None:

@@ -251,7 +251,12 @@ def _check_rows(
         for column, value in older.items():
             record.setdefault(column, copy.deepcopy(value))
     records = [record for _, record in rows]
-    if any(set(names) != set(expected) for names in {tuple(record) for record in records}):
+    try:  # every row holds as many columns as expected, and each of them: the same columns
+        same = set(map(len, records)) == {len(expected)}
+        values = zip(*map(itemgetter(*expected), records), strict=True) if same else None
+    except KeyError:
+        values = None
+    if values is None:
         if read is not None:
             read.refuse_keys_twice()  # as a reading a row at a time would have, first
         for number, record in rows:
@@ -261,7 +266,7 @@ def _check_rows(
                     f"{at} {number}: columns do not match the store "
                     f"(unknown {sorted(unknown)}, missing {sorted(missing)}); {BUNDLE_FIX}"
                 )
-    values = zip(*map(itemgetter(*expected), records), strict=True)
+        raise AssertionError("a row's columns differ, yet none was refused")
     columns = dict(zip(expected, values, strict=True))
     if read is not None:
         read.check_keys(columns)

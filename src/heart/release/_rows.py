@@ -171,16 +171,15 @@ _SPACED_KEY = re.compile(r'"\s+:')
 
 
 def _keys(value: Any) -> int:
-    """How many keys the objects in a JSON value hold, nested ones counted."""
-    count = 0
-    if type(value) is dict:
-        count = len(value)
-        value = value.values()
-    elif type(value) is not list:
-        return 0
-    for inner in value:
-        if type(inner) is dict or type(inner) is list:
-            count += _keys(inner)
+    """How many keys the objects in a JSON value hold, nested ones counted: a level of nesting
+    at a time, each level's objects and arrays gathered by comprehensions (no call an object)."""
+    count, level = 0, [value]
+    while level:
+        objects = [v for v in level if type(v) is dict]
+        count += sum(map(len, objects))
+        inner = [x for o in objects for x in o.values()]
+        inner += [x for v in level if type(v) is list for x in v]
+        level = [x for x in inner if type(x) is dict or type(x) is list]
     return count
 
 
