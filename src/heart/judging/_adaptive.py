@@ -23,7 +23,7 @@ from heart.config import PairDesign, PairsSpec
 from heart.engine import ProgressFn, RunSummary
 from heart.ids import pair_id, seeded_order
 from heart.judging._llm import JudgingInputs, JudgingSummary, judge_pairs, schedule_for
-from heart.judging._pairs import _candidates, pairs_to_add
+from heart.judging._pairs import candidate_pairs, pairs_to_add
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -227,7 +227,7 @@ def next_round(study: Study, inputs: RoundInputs | None = None) -> list[PairRow]
     options: list[tuple[str, str, str]] = []
     candidates: list[Candidate] = []
     for item_id, replies in sorted(inputs.replies.items()):
-        for x, y in _candidates(replies):
+        for x, y in candidate_pairs(replies):
             if pair_id(item_id, x[0], y[0]) not in stored:
                 options.append((item_id, x[0], y[0]))
                 candidates.append(Candidate(item_id, index[x[1]], index[y[1]]))

@@ -21,7 +21,7 @@ from heart.types import Status
 Completion = tuple[str, str]  # (completion id, system)
 
 
-def _candidates(completions: list[Completion]) -> list[tuple[Completion, Completion]]:
+def candidate_pairs(completions: list[Completion]) -> list[tuple[Completion, Completion]]:
     """Every pair of completions from two different systems (two replies of one system say
     nothing about its rating)."""
     return [(x, y) for x, y in itertools.combinations(completions, 2) if x[1] != y[1]]
@@ -54,7 +54,7 @@ def _sampled(
         have = {pair_id(item_id, a, b) for a, b in stored.get(item_id, set())}
         pool = [
             (x, y)
-            for x, y in _candidates(by_item[item_id])
+            for x, y in candidate_pairs(by_item[item_id])
             if pair_id(item_id, x[0], y[0]) not in have
         ]
         for _ in range(max(0, per_item - len(have))):
@@ -89,7 +89,7 @@ def _designed(
         yield from _sampled(by_item, stored, spec.per_item, seed)
         return
     for item_id, completions in sorted(by_item.items()):
-        for x, y in _candidates(completions):
+        for x, y in candidate_pairs(completions):
             if spec.design is PairDesign.BASELINE and spec.baseline not in (x[1], y[1]):
                 continue
             yield item_id, x, y
