@@ -16,8 +16,8 @@ from heart.study import Study
 from heart.worker import Worker
 
 ASIDE_VERDICTS = 20_000
-"""Verdicts from which a study's rationale figures are computed aside (below, starting a process
-costs more than it saves)."""
+"""Verdicts from which a study's rationale figures are computed aside, and the report's figures
+drawn aside (below, starting a process costs more than it saves)."""
 
 
 @fewer_collections()
@@ -62,5 +62,6 @@ class RationalesAside:
 
 
 def worth_aside(verdicts: int) -> bool:
-    """Whether a study of ``verdicts`` verdicts gets its rationale figures computed aside."""
+    """Whether a study of ``verdicts`` verdicts gets its rationale figures computed aside (and
+    its figures drawn aside)."""
     return verdicts >= ASIDE_VERDICTS and usable_cores() >= 2
