@@ -1,7 +1,8 @@
 """Work run in a fresh `python -m heart.worker` process: what the function returns or yields
 comes back in order, a refusal as that refusal, a failure or a killed worker as one error, and
 a script calling it needs no `__main__` guard (nothing of it is imported again). A worker started
-before its work is known has made the imports asked of it by the time the work comes."""
+before its work is known has made the imports asked of it by the time the work comes, and runs
+one function after another."""
 
 from __future__ import annotations
 
@@ -124,14 +125,21 @@ def test_a_worker_started_first_imports_its_modules_then_runs_what_it_is_given()
     worker.close()
 
 
-def test_a_worker_is_given_one_function_and_results_only_after_it() -> None:
+def test_one_worker_runs_one_function_after_another() -> None:
+    """Each function's results in turn; what is left of the last one's is read at the next
+    ``submit``; results asked before any function is a mistake."""
     worker = Worker.started()
-    with pytest.raises(RuntimeError, match="no function yet: submit one first"):
+    with pytest.raises(RuntimeError, match="no function to run: submit one first"):
         next(worker.results())
+    worker.submit(_squares, 4)
+    assert next(worker.results()) == 0  # the rest left unread
     worker.submit(_pid)
-    with pytest.raises(RuntimeError, match="already has its function"):
-        worker.submit(_pid)
-    assert list(worker.results()) != [os.getpid()]
+    first = list(worker.results())
+    worker.submit(_fails)
+    with pytest.raises(WorkerFailed, match=r"KeyError: 'missing'"):
+        list(worker.results())
+    worker.submit(_pid)
+    assert list(worker.results()) == first != [os.getpid()]  # the same process throughout
     worker.close()
 
 

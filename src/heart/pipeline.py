@@ -466,18 +466,18 @@ def report(study: Study, index: Path | None = None) -> ReportSummary:
     """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/, put
     in place whole once written (a failure leaves the previous report); the capability index
     comes from ``index``, else ``ratings.capability_index`` (a bad file raises IndexFileError
-    before anything is written). On a large study the figures are drawn in a worker process,
-    started before the facts are gathered so that its imports are made meanwhile."""
-    from heart.report import board_warning, figures_aside, gather_facts, write_report
+    before anything is written). On a large study a worker process on the other core computes
+    the rationale figures, then draws half of the report's figures."""
+    from heart.report import board_warning, gather_facts, report_aside, write_report
 
     capability = capability_index(study, index)
-    figures = figures_aside(study.store)
+    aside = report_aside(study.store)
     try:
-        facts = gather_facts(study, capability)
-        html = write_report(facts, study.report_dir, figures)
+        facts = gather_facts(study, capability, aside)
+        html = write_report(facts, study.report_dir, aside)
     finally:
-        if figures is not None:
-            figures.close()
+        if aside is not None:
+            aside.close()
     return ReportSummary(facts, board_warning(facts), html)
 
 

@@ -1,7 +1,7 @@
 """The report as one self-contained HTML file that reads on a phone as on a desktop: every
 table scrolls inside its own box and every figure shrinks to the screen's width, so the page
 itself never scrolls sideways. Names and text are escaped, never read as HTML. The figures come
-drawn (``document_html``): here, or in a worker process (heart.report._drawing)."""
+drawn (``document_html``): here, or half of them in a worker process (heart.report._aside)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import html
 from collections.abc import Mapping
 
 from heart.report._document import Document, document, figure_draws
-from heart.report._drawing import draw_figures
 from heart.report._facts import StudyFacts
+from heart.report._figures import draw_figures
 from heart.report._section import Block, Bullets, Details, Figure, Flag, Heading, Section
 from heart.report._table import Table
 

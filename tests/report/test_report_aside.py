@@ -1,12 +1,13 @@
-"""The report's figures drawn in a worker process (as on a large study): the same bytes as drawn
-in this process, started by `heart report` before the facts are gathered, and a failure there
-surfaces as WorkerFailed, stops the worker and leaves the previous report."""
+"""A large study's report made partly in a worker process: half its figures drawn there, the
+same bytes as drawn in this process; `heart report` starts one worker, which computes the
+rationale figures first; a failure there surfaces as WorkerFailed, stops the worker and leaves
+the previous report; every figure can be sent to it."""
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import heart.report
 from heart import pipeline
 from heart.config import parse_study
-from heart.report import FiguresAside, StudyFacts, _drawing, gather_facts, write_report
+from heart.report import ReportAside, StudyFacts, _aside, gather_facts, write_report
+from heart.report import _facts as _facts_module
 from heart.report import _write as _write_module
 from heart.store import Store
 from heart.study import Study
@@ -28,7 +30,7 @@ systems: [{name: m1, kind: model, family: m1, model: {provider: embedded}}]
 ratings: {bootstrap_rounds: 50, capability_index: aa.csv}
 """
 INDEX = "system,value\nm4,60\nm3,50\nm1,40\nm2,20\nslow,30\n"
-FIGURES = {"heatmap-llm-all", "forest-llm-all", "latency-figure", "capability-figure"}
+FIGURES = ["heatmap-llm-all", "forest-llm-all", "latency-figure", "capability-figure"]
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +44,23 @@ def study(store: Store, tmp_path: Path) -> Study:
     seed_latency_study(store)
     (tmp_path / "aa.csv").write_text(INDEX, encoding="utf-8")
     return Study(tmp_path, parse_study(CONFIG), store)
+
+
+@pytest.fixture
+def large(monkeypatch: pytest.MonkeyPatch) -> list[ReportAside]:
+    """Every study is large: the workers started, as they start."""
+    started: list[ReportAside] = []
+
+    class Watched(ReportAside):
+        def __init__(self) -> None:
+            super().__init__()
+            started.append(self)
+
+    monkeypatch.setattr(_aside, "ASIDE_VERDICTS", 1)
+    monkeypatch.setattr(_aside, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_aside, "ReportAside", Watched)
+    monkeypatch.setattr(_facts_module, "ReportAside", Watched)
+    return started
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -61,58 +80,77 @@ def _broken_figure() -> bytes:
     raise ValueError("no data to draw")
 
 
-def _watched(started: list[FiguresAside]) -> Callable[[], FiguresAside]:
-    def start() -> FiguresAside:
-        aside = FiguresAside()
-        started.append(aside)
-        return aside
-
-    return start
-
-
-def _ended(aside: FiguresAside) -> bool:
+def _ended(aside: ReportAside) -> bool:
     return aside._worker._process.poll() is not None
 
 
 def test_figures_drawn_aside_are_the_bytes_drawn_here(study: Study, tmp_path: Path) -> None:
     facts = _facts(study)
     here = _files(write_report(facts, tmp_path / "here").parent)
-    aside = FiguresAside()
-    drawn = _files(write_report(facts, tmp_path / "aside", aside).parent)
-    assert _ended(aside)
+    with ReportAside() as aside:
+        drawn = _files(write_report(facts, tmp_path / "aside", aside).parent)
     assert drawn == here
     page = here["index.html"].decode("utf-8")
-    assert all(f"<figure id='{key}'><img" in page for key in FIGURES)
+    assert [key for key in FIGURES if f"<figure id='{key}'><img" in page] == FIGURES
     assert page.count("src='data:image/png;base64,iVBORw0KGgo") >= len(FIGURES)
 
 
-def test_heart_report_draws_aside_on_a_large_study(
-    study: Study, monkeypatch: pytest.MonkeyPatch
+def test_the_first_half_of_the_figures_is_drawn_aside(study: Study, tmp_path: Path) -> None:
+    sent: list[list[str]] = []
+
+    class Watched(ReportAside):
+        def draw(self, figures: Mapping[str, Callable[[], bytes]]) -> None:
+            sent.append(list(figures))
+            super().draw(figures)
+
+    with Watched() as aside:
+        write_report(_facts(study), tmp_path / "report", aside)
+    assert sent == [FIGURES[:2]]
+
+
+def test_heart_report_makes_a_large_studys_report_with_one_worker(
+    study: Study, large: list[ReportAside]
 ) -> None:
-    """The worker is started before the facts are gathered; the page is the one drawn here."""
-    pipeline.report(study)
+    """The worker computes the rationale figures, then draws half the figures; the page is the
+    one made here."""
+    with pytest.MonkeyPatch.context() as small:
+        small.setattr(_aside, "ASIDE_VERDICTS", 10**9)
+        pipeline.report(study)
     here = _files(study.report_dir)
-    started: list[FiguresAside] = []
-    monkeypatch.setattr(_drawing, "worth_aside", lambda verdicts: verdicts >= 1)
-    monkeypatch.setattr(_drawing, "FiguresAside", _watched(started))
-    gathered: list[int] = []
-
-    def gather(study: Study, index: object = None) -> StudyFacts:
-        gathered.append(len(started))
-        return gather_facts(study, index)  # type: ignore[arg-type]
-
-    monkeypatch.setattr("heart.report.gather_facts", gather)
+    assert large == []
     pipeline.report(study)
-    assert gathered == [1] and _ended(started[0])
+    assert len(large) == 1 and _ended(large[0])
     assert _page(_files(study.report_dir)) == _page(here)
 
 
-def test_a_report_failing_before_its_figures_stops_the_worker(
-    study: Study, monkeypatch: pytest.MonkeyPatch
+def test_a_figure_failing_in_the_worker_surfaces_and_leaves_the_last_report(
+    study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, large: list[ReportAside]
 ) -> None:
-    started: list[FiguresAside] = []
-    monkeypatch.setattr(_drawing, "worth_aside", lambda verdicts: verdicts >= 1)
-    monkeypatch.setattr(_drawing, "FiguresAside", _watched(started))
+    pipeline.report(study)
+    before = _files(study.report_dir)
+
+    def with_a_broken_one(doc: object) -> dict[str, Callable[[], bytes]]:
+        return {"broken": _broken_figure, **real(doc)}  # type: ignore[arg-type]
+
+    real = _write_module.figure_draws
+    monkeypatch.setattr(_write_module, "figure_draws", with_a_broken_one)
+    with pytest.raises(WorkerFailed, match=r"(?s)failed:.*ValueError: no data to draw"):
+        pipeline.report(study)
+    assert len(large) == 2 and all(map(_ended, large))
+    assert _files(study.report_dir) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
+
+
+def test_a_report_failing_here_stops_the_worker(
+    study: Study, monkeypatch: pytest.MonkeyPatch, large: list[ReportAside]
+) -> None:
+    def unwritable(_: object) -> dict[str, str]:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_write_module, "csv_files", unwritable)
+    with pytest.raises(OSError, match="disk full"):
+        pipeline.report(study)
+    assert len(large) == 1 and _ended(large[0])
 
     def interrupted(*_: object) -> StudyFacts:
         raise KeyboardInterrupt
@@ -120,54 +158,16 @@ def test_a_report_failing_before_its_figures_stops_the_worker(
     monkeypatch.setattr("heart.report.gather_facts", interrupted)
     with pytest.raises(KeyboardInterrupt):
         pipeline.report(study)
-    assert len(started) == 1 and _ended(started[0])
+    assert len(large) == 2 and _ended(large[1])
     assert not study.report_dir.exists()
 
 
-def test_a_small_study_draws_its_figures_here(
-    study: Study, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    started: list[FiguresAside] = []
-    monkeypatch.setattr(_drawing, "FiguresAside", _watched(started))
-    assert _drawing.figures_aside(study.store) is None
-    pipeline.report(study)
-    assert started == [] and (study.report_dir / "index.html").is_file()
-
-
-def test_a_figure_failing_in_the_worker_surfaces_and_leaves_the_last_report(
-    study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_gather_facts_alone_closes_the_worker_it_starts(
+    study: Study, large: list[ReportAside]
 ) -> None:
     facts = _facts(study)
-    folder = write_report(facts, tmp_path / "report").parent
-    before = _files(folder)
-
-    def with_a_broken_one(doc: object) -> dict[str, Callable[[], bytes]]:
-        return {"broken": _broken_figure, **real(doc)}  # type: ignore[arg-type]
-
-    real = _write_module.figure_draws
-    monkeypatch.setattr(_write_module, "figure_draws", with_a_broken_one)
-    aside = FiguresAside()
-    with pytest.raises(WorkerFailed, match=r"(?s)failed:.*ValueError: no data to draw"):
-        write_report(facts, folder, aside)
-    assert _ended(aside)
-    assert _files(folder) == before
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".report")) == []
-
-
-def test_a_failure_here_while_the_worker_draws_stops_it(
-    study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    facts = _facts(study)
-
-    def unwritable(_: object) -> dict[str, str]:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(_write_module, "csv_files", unwritable)
-    aside = FiguresAside()
-    with pytest.raises(OSError, match="disk full"):
-        write_report(facts, tmp_path / "report", aside)
-    assert _ended(aside)
-    assert not (tmp_path / "report").exists()
+    assert len(large) == 1 and _ended(large[0])
+    assert facts.rationales is not None
 
 
 def _figure_draws(path: Path) -> list[ast.expr]:
