@@ -1,6 +1,8 @@
 """Work run in a fresh `python -m heart.worker` process: what the function returns or yields
 comes back in order, a refusal as that refusal, a failure or a killed worker as one error, and
-a script calling it needs no `__main__` guard (nothing of it is imported again)."""
+a script calling it needs no `__main__` guard (nothing of it is imported again). A worker started
+before its work is known has made the imports asked of it by the time the work comes, and runs
+one function after another."""
 
 from __future__ import annotations
 
@@ -45,6 +47,10 @@ def _fails() -> int:
 
 def _dies() -> int:
     os._exit(3)
+
+
+def _imported(module: str) -> bool:
+    return module in sys.modules
 
 
 def _sleeps() -> int:
@@ -102,3 +108,51 @@ def test_a_script_without_a_main_guard_is_not_run_again(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "script ran\n[0, 1, 4]\n"
+
+
+def test_a_worker_started_first_imports_its_modules_then_runs_what_it_is_given() -> None:
+    preloaded = "tests.latency_rows"  # a module nothing else in the worker imports
+    worker = Worker.started(preload=(preloaded,))
+    worker.submit(_squares, 3)
+    assert list(worker.results()) == [0, 1, 4]
+    worker.close()
+    worker = Worker.started(preload=(preloaded,))
+    worker.submit(_imported, preloaded)
+    assert list(worker.results()) == [True]
+    worker.close()
+    worker = Worker(_imported, preloaded)
+    assert list(worker.results()) == [False]
+    worker.close()
+
+
+def test_one_worker_runs_one_function_after_another() -> None:
+    """Each function's results in turn; what is left of the last one's is read at the next
+    ``submit``; results asked before any function is a mistake."""
+    worker = Worker.started()
+    with pytest.raises(RuntimeError, match="no function to run: submit one first"):
+        next(worker.results())
+    worker.submit(_squares, 4)
+    assert next(worker.results()) == 0  # the rest left unread
+    worker.submit(_pid)
+    first = list(worker.results())
+    worker.submit(_fails)
+    with pytest.raises(WorkerFailed, match=r"KeyError: 'missing'"):
+        list(worker.results())
+    worker.submit(_pid)
+    assert list(worker.results()) == first != [os.getpid()]  # the same process throughout
+    worker.close()
+
+
+def test_a_module_that_fails_to_import_is_told_by_results() -> None:
+    worker = Worker.started(preload=("tests.no_such_module",))
+    worker.submit(_squares, 3)
+    with pytest.raises(WorkerFailed, match=r"(?s)failed:.*No module named 'tests.no_such_module'"):
+        list(worker.results())
+    worker.close()
+
+
+def test_closing_stops_a_worker_still_waiting_for_its_function() -> None:
+    worker = Worker.started(preload=("tests.latency_rows",))
+    started = time.monotonic()
+    worker.close()
+    assert worker._process.poll() is not None and time.monotonic() - started < 10

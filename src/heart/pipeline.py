@@ -466,12 +466,19 @@ def report(study: Study, index: Path | None = None) -> ReportSummary:
     """Fit the boards and write the report (HTML, Markdown, CSV) into the study's report/, put
     in place whole once written (a failure leaves the previous report); the capability index
     comes from ``index``, else ``ratings.capability_index`` (a bad file raises IndexFileError
-    before anything is written)."""
-    from heart.report import board_warning, gather_facts, write_report
+    before anything is written). On a large study a worker process on the other core computes
+    the rationale figures, then draws half of the report's figures."""
+    from heart.report import board_warning, gather_facts, report_aside, write_report
 
     capability = capability_index(study, index)
-    facts = gather_facts(study, capability)
-    return ReportSummary(facts, board_warning(facts), write_report(facts, study.report_dir))
+    aside = report_aside(study.store)
+    try:
+        facts = gather_facts(study, capability, aside)
+        html = write_report(facts, study.report_dir, aside)
+    finally:
+        if aside is not None:
+            aside.close()
+    return ReportSummary(facts, board_warning(facts), html)
 
 
 def capability_index(study: Study, index: Path | None = None) -> CapabilityIndex | None:

@@ -1,9 +1,13 @@
-"""Work of heart run in a fresh Python process on another core: ``python -m heart.worker``
-reads a module-level function and its arguments (pickled) from its standard input, calls it,
-and writes what it gives back (each item, when it is a generator) to its standard output, one
-pickled frame at a time. A fresh interpreter, not multiprocessing's spawn, so that the caller's
-own script is never imported again (a script without a ``__main__`` guard works), and nothing
-of the caller's state (open stores, threads) is copied (as a fork would).
+"""Work of heart run in a fresh Python process on another core:
+``python -m heart.worker [module ...]`` imports the modules named, then reads a module-level
+function and its arguments (pickled) from its standard input, calls it, and writes what it gives
+back (each item, when it is a generator) to its standard output, one pickled frame at a time;
+then the next function, until its input ends. So a worker can be started before its work is
+known, its imports made while the caller still prepares that work, and one process (its imports
+made once) can do several pieces of work in turn. A fresh interpreter, not multiprocessing's
+spawn, so that the caller's own script is never imported again (a script without a ``__main__``
+guard works), and nothing of the caller's state (open stores, threads) is copied (as a fork
+would).
 
 A refusal (``ImportRefused``) raised by the function reaches the caller as that refusal, any
 other failure as a ``WorkerFailed`` with the worker's traceback."""
@@ -11,13 +15,14 @@ other failure as a ``WorkerFailed`` with the worker's traceback."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import pickle
 import struct
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import GeneratorType
 from typing import IO, Any
@@ -77,13 +82,10 @@ def _widen(pipe: IO[bytes]) -> None:
             fcntl.fcntl(pipe.fileno(), set_size, PIPE_BYTES)
 
 
-def serve(source: IO[bytes], out: IO[bytes]) -> None:
-    """The worker's side: call the function read from ``source``, send what it gives. Each
-    frame is written as soon as it is made, from this thread (a writing thread beside a busy
-    one waits for the interpreter at every block of the pipe): the function runs on while the
-    caller has not yet read what the pipe holds."""
-    function, args = pickle.loads(source.read())
+def _run(job: bytes, out: IO[bytes]) -> None:
+    """Call the function pickled in ``job`` and send what it gives, then the end of the job."""
     try:
+        function, args = pickle.loads(job)
         result = function(*args)
         if isinstance(result, GeneratorType):
             for item in result:
@@ -97,54 +99,104 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
         _send(out, _FAILED, traceback.format_exc())
 
 
+def serve(source: IO[bytes], out: IO[bytes], preload: Sequence[str] = ()) -> None:
+    """The worker's side: import the modules ``preload``, then, for each job read from
+    ``source`` until it ends, call its function and send what it gives. Each frame is written
+    as soon as it is made, from this thread (a writing thread beside a busy one waits for the
+    interpreter at every block of the pipe): the function runs on while the caller has not yet
+    read what the pipe holds."""
+    try:
+        for module in preload:
+            importlib.import_module(module)
+    except BaseException:  # told to the caller at its first job
+        _send(out, _FAILED, traceback.format_exc())
+        return
+    for job in _frames(source):
+        _run(job, out)
+
+
 class Worker:
     """``function(*args)`` run now in a fresh process; ``results()`` gives what it returns (or
     yields), in order, as it comes (the worker making the next item meanwhile). ``close()``
-    stops it, done or not."""
+    stops it, done or not. ``Worker.started(preload)`` starts one whose first function is
+    given later; ``submit`` gives it the next, once the last one's results are read (what is
+    left of them is read first)."""
 
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
+        self._start(())
+        self.submit(function, *args)
+
+    @classmethod
+    def started(cls, preload: Sequence[str] = ()) -> Worker:
+        """A worker started now that imports the modules ``preload`` while it waits for its
+        first function (``submit``)."""
+        worker = cls.__new__(cls)
+        worker._start(preload)
+        return worker
+
+    def _start(self, preload: Sequence[str]) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "heart.worker"],
+            [sys.executable, "-m", "heart.worker", *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=fresh_python_env(),
         )
         assert self._process.stdin is not None and self._process.stdout is not None
-        self._process.stdin.write(pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL))
-        self._process.stdin.close()
+        _widen(self._process.stdin)
         _widen(self._process.stdout)
         self._frames = _frames(self._process.stdout)
+        self._running = False  # a function was given whose results are not all read
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> None:
+        """Give the worker ``function(*args)`` to run, after reading what is left of the last
+        function's results (its failure, if it failed). A worker that already ended (an import
+        of ``preload`` failed) tells it in ``results()``."""
+        if self._running:
+            for _ in self.results():  # what is left of the last function's results
+                pass
+        job = pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL)
+        assert self._process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it ended: results() says how
+            self._process.stdin.write(_LENGTH.pack(len(job)) + job)
+            self._process.stdin.flush()
+        self._running = True
 
     def results(self) -> Iterator[Any]:
         """What the function gives, in order; its refusal or failure where it happened. Read
         here, not by a thread of this process: a reading thread and this one would hand the
         interpreter to each other at every block of the pipe."""
+        if not self._running:
+            raise RuntimeError("the worker has no function to run: submit one first")
         for frame in self._frames:
             kind, value = pickle.loads(frame)
             if kind == _ITEM:
                 yield value
-            elif kind == _END:
+                continue
+            self._running = False
+            if kind == _END:
                 return
-            elif kind == _REFUSED:
+            if kind == _REFUSED:
                 raise ImportRefused(value)
-            else:
-                raise WorkerFailed(f"a heart worker process failed:\n{value}")
+            raise WorkerFailed(f"a heart worker process failed:\n{value}")
+        self._running = False
         code = self._process.wait()
         raise WorkerFailed(
             f"a heart worker process ended (exit code {code}) before its work was done"
         )
 
     def close(self) -> None:
-        """Stop the worker, whether it is done or not."""
+        """Stop the worker, whether it is done or not (or waiting for a function)."""
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    pipe.close()
 
 
 if __name__ == "__main__":
     frames = os.fdopen(os.dup(1), "wb")  # the frames go out here; anything printed, to stderr
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(sys.stdin.buffer, frames)
+    serve(sys.stdin.buffer, frames, preload=sys.argv[1:])

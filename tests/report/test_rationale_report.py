@@ -115,7 +115,7 @@ def test_a_large_studys_figures_computed_in_another_process_are_the_same(
     started: list[object] = []
     monkeypatch.setattr(_aside, "ASIDE_VERDICTS", 1)  # every study is large
     monkeypatch.setattr(_aside, "usable_cores", lambda: 2)
-    monkeypatch.setattr(_facts_module, "RationalesAside", _watched(started))
+    monkeypatch.setattr(_facts_module, "ReportAside", _watched(started))
     aside = _facts(store, tmp_path)
     assert len(started) == 1
     assert _section(render_markdown(aside)) == _section(render_markdown(here))
@@ -125,10 +125,10 @@ def test_a_large_studys_figures_computed_in_another_process_are_the_same(
     assert len(aside.rationales.codes) == len(here.rationales.codes) > 0
 
 
-def _watched(started: list[object]) -> type[_aside.RationalesAside]:
-    class Watched(_aside.RationalesAside):
-        def __init__(self, study: Study) -> None:
-            super().__init__(study)
+def _watched(started: list[object]) -> type[_aside.ReportAside]:
+    class Watched(_aside.ReportAside):
+        def __init__(self) -> None:
+            super().__init__()
             started.append(self)
 
     return Watched

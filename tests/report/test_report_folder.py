@@ -76,7 +76,7 @@ def test_an_interrupted_report_leaves_the_previous_one_byte_for_byte(
     def interrupted(*_: object) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("heart.report._write.render_html", interrupted)
+    monkeypatch.setattr("heart.report._write.document_html", interrupted)
     with pytest.raises(KeyboardInterrupt):
         pipeline.report(reported)
     assert _files(reported.report_dir) == before

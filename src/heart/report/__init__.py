@@ -5,12 +5,13 @@ One module per section (``_boards``, ``_audit``, ``_agreement``, ``_adversarial`
 ``_rationales``, ``_strategies``, ``_factors``, ``_latency``, ``_study``) owns its tables,
 figures and CSV files, over a small core (``_table``, ``_section``, ``_csv``, ``_figures``,
 ``_markdown``, ``_folder``); ``_document`` puts the sections in reading order, and
-``_as_markdown``, ``_as_html``, ``_terminal`` and ``_write`` render them."""
+``_as_markdown``, ``_as_html``, ``_terminal`` and ``_write`` render them (on a large study with
+a worker process, ``_aside``)."""
 
 from heart.report._adversarial import rater_verdict
 from heart.report._as_html import render_html
 from heart.report._as_markdown import render_markdown
-from heart.report._aside import rationale_report
+from heart.report._aside import ReportAside, rationale_report, report_aside
 from heart.report._document import csv_files
 from heart.report._facts import (
     StudyFacts,
@@ -30,6 +31,7 @@ from heart.report._terminal import (
 from heart.report._write import write_report
 
 __all__ = [
+    "ReportAside",
     "StudyFacts",
     "board_warning",
     "capability_against",
@@ -41,6 +43,7 @@ __all__ = [
     "rationale_report",
     "render_html",
     "render_markdown",
+    "report_aside",
     "strategy_report",
     "terminal_audit",
     "terminal_conclusions",

@@ -4,6 +4,8 @@ items; its tables, figure and CSV files."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from heart.analyses import (
@@ -151,7 +153,7 @@ def adversarial_section(facts: StudyFacts) -> Section:
     for comparison in facts.subsets:
         blocks += subset_tables(comparison)
     if report is not None and report.kept:
-        blocks.append(Figure("hostility", "hostility by turn", lambda: hostility_png(report)))
+        blocks.append(Figure("hostility", "hostility by turn", partial(hostility_png, report)))
     if report is not None and not facts.subsets:
         blocks.append(
             "No board compares regular and adversarial items yet: that needs verdicts on both "

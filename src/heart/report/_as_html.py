@@ -1,14 +1,17 @@
 """The report as one self-contained HTML file that reads on a phone as on a desktop: every
 table scrolls inside its own box and every figure shrinks to the screen's width, so the page
-itself never scrolls sideways. Names and text are escaped, never read as HTML."""
+itself never scrolls sideways. Names and text are escaped, never read as HTML. The figures come
+drawn (``document_html``): here, or half of them in a worker process (heart.report._aside)."""
 
 from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Mapping
 
-from heart.report._document import document
+from heart.report._document import Document, document, figure_draws
 from heart.report._facts import StudyFacts
+from heart.report._figures import draw_figures
 from heart.report._section import Block, Bullets, Details, Figure, Flag, Heading, Section
 from heart.report._table import Table
 
@@ -70,8 +73,8 @@ def html_table(table: Table, level: int = 3) -> str:
     return "".join(parts)
 
 
-def _figure(figure: Figure) -> str:
-    data = base64.b64encode(figure.draw()).decode("ascii")
+def _figure(figure: Figure, pngs: Mapping[str, bytes]) -> str:
+    data = base64.b64encode(pngs[figure.key]).decode("ascii")
     return (
         f"<figure id='{html.escape(figure.key)}'><img alt='{html.escape(figure.alt)}' "
         f"src='data:image/png;base64,{data}'></figure>"
@@ -88,9 +91,10 @@ def _item(text: str, code: bool) -> str:
     )
 
 
-def html_blocks(blocks: list[Block]) -> str:
-    """Blocks in order; a table after a heading inside the section is one level below it; a
-    ``Details`` closed under its summary line."""
+def html_blocks(blocks: list[Block], pngs: Mapping[str, bytes]) -> str:
+    """Blocks in order, each figure's PNG bytes taken from ``pngs`` by its key; a table after a
+    heading inside the section is one level below it; a ``Details`` closed under its summary
+    line."""
     e = html.escape
     parts: list[str] = []
     level = 3
@@ -103,7 +107,7 @@ def html_blocks(blocks: list[Block]) -> str:
         elif isinstance(block, Table):
             parts.append(html_table(block, level))
         elif isinstance(block, Figure):
-            parts.append(_figure(block))
+            parts.append(_figure(block, pngs))
         elif isinstance(block, Bullets):
             items = "".join(f"<li>{_item(i, block.code)}</li>" for i in block.items)
             parts.append(f"<ul>{items}</ul>")
@@ -113,20 +117,21 @@ def html_blocks(blocks: list[Block]) -> str:
             level = 4
         elif isinstance(block, Details):
             key = f" id='{e(block.key)}'" if block.key else ""
-            inside = html_blocks(block.blocks)
+            inside = html_blocks(block.blocks, pngs)
             parts.append(f"<details{key}><summary>{e(block.summary)}</summary>{inside}</details>")
         else:
             parts.append(f"<pre>{e(block.text)}</pre>")
     return "".join(parts)
 
 
-def html_section(section: Section) -> str:
-    """A section; one without data is one line: its title and what would fill it."""
+def html_section(section: Section, pngs: Mapping[str, bytes]) -> str:
+    """A section (its figures' bytes from ``pngs``); one without data is one line: its title
+    and what would fill it."""
     e = html.escape
     heading = f"<h2 id='{e(section.key)}'>{e(section.title)}</h2>"
     if section.empty:
         return f"<section class='empty'>{heading} <span>{e(section.empty)}</span></section>"
-    return f"<section>{heading}{html_blocks(section.blocks)}</section>"
+    return f"<section>{heading}{html_blocks(section.blocks, pngs)}</section>"
 
 
 def _contents(sections: list[Section]) -> str:
@@ -141,8 +146,14 @@ def _contents(sections: list[Section]) -> str:
 
 
 def render_html(facts: StudyFacts) -> str:
-    e = html.escape
+    """The report of ``facts`` as HTML, its figures drawn in this process."""
     doc = document(facts)
+    return document_html(doc, draw_figures(figure_draws(doc)))
+
+
+def document_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
+    """``doc`` as HTML, each figure's PNG bytes taken from ``pngs`` by its key."""
+    e = html.escape
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
@@ -151,8 +162,8 @@ def render_html(facts: StudyFacts) -> str:
     ]
     if doc.warning:
         parts.append(f"<p class='flag' id='warning'>{e(doc.warning)}</p>")
-    parts.append(f"<div id='first'>{html_section(doc.first)}</div>")
+    parts.append(f"<div id='first'>{html_section(doc.first, pngs)}</div>")
     parts.append(_contents(doc.sections))
-    parts += [html_section(s) for s in doc.sections]
+    parts += [html_section(s, pngs) for s in doc.sections]
     parts.append("</body></html>")
     return "".join(parts)

@@ -3,7 +3,7 @@ written: never as HTML, links or emphasis. Figures are left to the HTML report."
 
 from __future__ import annotations
 
-from heart.report._document import document
+from heart.report._document import Document, document
 from heart.report._facts import StudyFacts
 from heart.report._markdown import md_block, md_cell, md_fence, md_heading, md_inline
 from heart.report._section import (
@@ -68,7 +68,12 @@ def markdown_section(section: Section) -> list[str]:
 
 
 def render_markdown(facts: StudyFacts) -> str:
-    doc = document(facts)
+    """The report of ``facts`` as Markdown."""
+    return document_markdown(document(facts))
+
+
+def document_markdown(doc: Document) -> str:
+    """``doc`` as Markdown."""
     out = [md_heading(1, doc.title), "", md_block(doc.about), ""]
     if doc.warning:
         out += _warning(doc.warning)

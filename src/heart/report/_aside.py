@@ -1,23 +1,32 @@
-"""The report's rationale figures: on a large study computed in a process of their own, on the
-other core, while this one fits the boards and the other analyses (the figures are the same,
-read from the same store)."""
+"""A large study's report done partly in a second process, on the other core: one worker,
+started as the report starts, computes the rationale figures while this process fits the boards
+and the other analyses, then draws half of the report's figures while this one writes the
+Markdown, the CSV tables and the provenance and draws the other half. One process for both, its
+imports made once: a second one would spend on its imports about what it saves. The results are
+the same (the rationale figures read from the same store, the PNG bytes drawn by the same
+functions)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from sqlalchemy import func, select
 
 from heart.analyses import Comparisons, RationaleReport, analyse_rationales, load_comparisons
 from heart.config import StudyConfig
 from heart.cores import usable_cores
 from heart.garbage import fewer_collections
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
-from heart.store import open_store
+from heart.report._figures import draw_figures
+from heart.store import JudgmentRow, Store, open_store
 from heart.study import Study
+from heart.types import Status
 from heart.worker import Worker
 
 ASIDE_VERDICTS = 20_000
-"""Verdicts from which a study's rationale figures are computed aside (below, starting a process
-costs more than it saves)."""
+"""Verdicts from which a study's report is made partly aside (below, starting a process costs
+more than it saves)."""
 
 
 @fewer_collections()
@@ -42,25 +51,57 @@ def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
     )  # fmt: skip
 
 
-class RationalesAside:
-    """The rationale figures of ``study``, started in a worker process now and taken with
-    ``result()``."""
+class ReportAside:
+    """The worker process of a large study's report, started now (importing the report
+    meanwhile): ``compute_rationales`` then ``rationales()``, ``draw`` then ``figures()``, each
+    pair in turn. ``close`` (or leaving a ``with`` block) stops it, whatever happened; a failure
+    there comes out as ``WorkerFailed``."""
 
-    def __init__(self, study: Study) -> None:
-        self._worker = Worker(_rationales_of, study.root, study.config, study.store.url)
+    def __init__(self) -> None:
+        self._worker = Worker.started(preload=("heart.report",))
 
-    def result(self) -> RationaleReport:
-        try:
-            report: RationaleReport = next(self._worker.results())
-            return report
-        finally:
-            self._worker.close()
+    def compute_rationales(self, study: Study) -> None:
+        """Start computing the rationale figures of ``study`` (read from its store)."""
+        self._worker.submit(_rationales_of, study.root, study.config, study.store.url)
 
-    def cancel(self) -> None:
-        """Stop the worker (this process failed first)."""
+    def rationales(self) -> RationaleReport:
+        report: RationaleReport = next(self._worker.results())
+        return report
+
+    def draw(self, figures: Mapping[str, Callable[[], bytes]]) -> None:
+        """Start drawing ``figures`` (key → draw)."""
+        self._worker.submit(draw_figures, dict(figures))
+
+    def figures(self) -> dict[str, bytes]:
+        """The PNG bytes of the figures given to ``draw``, by key."""
+        drawn: dict[str, bytes] = next(self._worker.results())
+        return drawn
+
+    def close(self) -> None:
+        """Stop the worker, done or not."""
         self._worker.close()
+
+    def __enter__(self) -> ReportAside:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def worth_aside(verdicts: int) -> bool:
-    """Whether a study of ``verdicts`` verdicts gets its rationale figures computed aside."""
+    """Whether a study of ``verdicts`` verdicts gets its report made partly aside."""
     return verdicts >= ASIDE_VERDICTS and usable_cores() >= 2
+
+
+def _valid_verdicts(store: Store) -> int:
+    """The valid verdicts stored: a quick count of the study's size (the few that the analyses
+    leave out are counted too; their rule costs a query twenty times as long)."""
+    with store.session() as s:
+        query = select(func.count()).select_from(JudgmentRow)
+        return s.scalar(query.where(JudgmentRow.status == Status.OK)) or 0
+
+
+def report_aside(store: Store) -> ReportAside | None:
+    """A ``ReportAside`` started now when the study in ``store`` is large (``worth_aside``),
+    else None: its report is made in this process."""
+    return ReportAside() if worth_aside(_valid_verdicts(store)) else None

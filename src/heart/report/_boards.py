@@ -6,6 +6,7 @@ the differences between systems, the ablations and (when on) style control; and 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -335,14 +336,14 @@ def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Sectio
     figures: list[Block] = []
     if main:
         figures.append(
-            Figure(f"heatmap-{board.key}", "leaderboard heatmap", lambda: heatmap_png(board))
+            Figure(f"heatmap-{board.key}", "leaderboard heatmap", partial(heatmap_png, board))
         )
-    figures.append(Figure(f"forest-{board.key}", "Elo forest plot", lambda: forest_png(board)))
+    figures.append(Figure(f"forest-{board.key}", "Elo forest plot", partial(forest_png, board)))
     if main and any(board.leaderboard.axis_judges.values()):  # some verdict judged the axes
         figures.append(
             Figure(
                 f"profile-{board.key}", "five-axis profile, one panel per system",
-                lambda: profile_png(board, facts.audit),
+                partial(profile_png, board, facts.audit),
             )
         )  # fmt: skip
     method = [board_method(board)] + ([STYLE_METHOD] if board.leaderboard.style else [])

@@ -1,6 +1,7 @@
 """The report's structure, the same in every format: the first screen (what the study is, the
 warning, what can be concluded and the main board), then the boards, the judge audit directly
-under them, and the other sections in reading order; and every CSV file, section by section."""
+under them, and the other sections in reading order; its figures; and every CSV file, section by
+section."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from heart.report._facts import StudyFacts
 from heart.report._latency import latency_files, latency_section
 from heart.report._overview import about, board_warning, first_screen
 from heart.report._rationales import rationale_files, rationale_section
-from heart.report._section import Section
+from heart.report._section import Figure, Section, every_block
 from heart.report._strategies import strategy_files, strategy_section
 from heart.report._study import study_section
 
@@ -63,6 +64,18 @@ def document(facts: StudyFacts) -> Document:
         first=first_screen(facts),
         sections=[*board_sections(facts), *(make(facts) for make in SECTIONS)],
     )
+
+
+def figure_draws(doc: Document) -> dict[str, Callable[[], bytes]]:
+    """How each figure of ``doc`` is drawn, by its key, in reading order."""
+    draws: dict[str, Callable[[], bytes]] = {}
+    for section in (doc.first, *doc.sections):
+        for block in every_block(section.blocks):
+            if isinstance(block, Figure):
+                if block.key in draws:
+                    raise ValueError(f"two figures of the report have the key {block.key!r}")
+                draws[block.key] = block.draw
+    return draws
 
 
 def csv_files(facts: StudyFacts) -> dict[str, str]:

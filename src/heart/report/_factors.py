@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -272,7 +273,7 @@ def factor_section(facts: StudyFacts) -> Section:
     blocks += [axis_table(report), correlation_table(report)]
     if report.parallel is not None:
         blocks.append(parallel_table(report))
-        blocks.append(Figure("factor-scree", "scree plot", lambda: scree(report)))
+        blocks.append(Figure("factor-scree", "scree plot", partial(scree, report)))
     if report.solution is not None:
         blocks.append(loading_table(report))
     if report.alpha is not None:

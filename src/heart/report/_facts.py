@@ -39,7 +39,7 @@ from heart.capability import CapabilityIndex
 from heart.garbage import fewer_collections
 from heart.people import RaterQuality, review_quality
 from heart.provenance import Provenance, study_provenance
-from heart.report._aside import RationalesAside, rationale_report, worth_aside
+from heart.report._aside import ReportAside, rationale_report, worth_aside
 from heart.store import (
     CompletionRow,
     ItemRow,
@@ -117,9 +117,13 @@ def _by_status(
 
 
 @fewer_collections()
-def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFacts:
+def gather_facts(
+    study: Study, index: CapabilityIndex | None = None, aside: ReportAside | None = None
+) -> StudyFacts:
     """Read everything the report shows from the store, and fit the board; with ``index`` (an
-    external capability index), set the main board against it."""
+    external capability index), set the main board against it. The rationale figures are
+    computed in ``aside`` when one is given (the caller closes it), else on a large study in a
+    worker of its own."""
     with study.store.session() as s:
         items = dict(s.execute(select(ItemRow.subset, func.count()).group_by(ItemRow.subset)).all())
         completions = _by_status(
@@ -146,15 +150,16 @@ def gather_facts(study: Study, index: CapabilityIndex | None = None) -> StudyFac
         }
         pairs = s.scalar(select(func.count()).select_from(PairRow)) or 0
         families = {r.name: r.family for r in s.scalars(select(SystemRow))}
-    aside = None
-    if worth_aside(sum(counts.counted for counts in judgments.values())):
-        aside = RationalesAside(study)  # on the other core while the rest is read and fitted
+    own = aside is None and worth_aside(sum(counts.counted for counts in judgments.values()))
+    if own:
+        aside = ReportAside()
     try:
+        if aside is not None:  # on the other core while the rest is read and fitted
+            aside.compute_rationales(study)
         facts = _facts(study, items, completions, judgments, pairs, families, aside)
-    except BaseException:
-        if aside is not None:
-            aside.cancel()
-        raise
+    finally:
+        if own and aside is not None:
+            aside.close()
     facts.latency, facts.capability = _latency_and_capability(study, facts.main, index)
     return facts
 
@@ -166,7 +171,7 @@ def _facts(
     judgments: dict[str, JudgeCounts],
     pairs: int,
     families: dict[str, str],
-    aside: RationalesAside | None,
+    aside: ReportAside | None,
 ) -> StudyFacts:
     """The report's facts after the counts: every analysis (the rationale figures from
     ``aside`` when they are computed there)."""
@@ -201,7 +206,7 @@ def _facts(
             is not None
         ],
         strategies=strategy_report(study),
-        rationales=rationale_report(study, comparisons) if aside is None else aside.result(),
+        rationales=rationale_report(study, comparisons) if aside is None else aside.rationales(),
         provenance=provenance,
     )
 

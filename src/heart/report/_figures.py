@@ -5,7 +5,7 @@ draws its own figures; matplotlib is imported only when the first one is drawn."
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from heart.report._colours import BAND_STOPS, USAGE_STOPS
@@ -44,3 +44,8 @@ def png_bytes(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
     return buffer.getvalue()
+
+
+def draw_figures(figures: Mapping[str, Callable[[], bytes]]) -> dict[str, bytes]:
+    """Every figure's PNG bytes, by key."""
+    return {key: draw() for key, draw in figures.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -226,7 +227,7 @@ def _latency_blocks(report: LatencyReport) -> list[Block]:
         )
         return blocks
     blocks.append(Figure("latency-figure", "Elo against median time to first token",
-                            lambda: latency_png(report)))  # fmt: skip
+                            partial(latency_png, report)))  # fmt: skip
     blocks += [_spearman_line(report), _band_line(report)]
     return blocks
 
@@ -341,7 +342,7 @@ def _capability_blocks(report: CapabilityReport | None, models: int | None) -> l
         return blocks
     blocks.append(correlation_table(report))
     blocks.append(Figure("capability-figure", "Elo against the capability index",
-                            lambda: capability_png(report)))  # fmt: skip
+                            partial(capability_png, report)))  # fmt: skip
     blocks += [line for line in (_furthest_line(report), _equal_line(report)) if line]
     blocks.append(capability_table(report))
     return blocks

@@ -20,7 +20,9 @@ class Flag:
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure, drawn only by the renderers that embed figures."""
+    """A figure, drawn only by the renderers that embed figures. ``draw`` is a module-level
+    function with its data (``functools.partial``), never a lambda: a large study's figures are
+    drawn in a worker process, which is sent it pickled."""
 
     key: str
     alt: str

@@ -5,6 +5,7 @@ figure and CSV files."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -243,7 +244,7 @@ def strategy_section(facts: StudyFacts) -> Section:
     if report.families:
         blocks.append(
             Figure(
-                "strategy-heatmap", "strategy use by family", lambda: strategy_heatmap_png(report)
+                "strategy-heatmap", "strategy use by family", partial(strategy_heatmap_png, report)
             )
         )
     blocks += [
