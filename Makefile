@@ -29,9 +29,10 @@ run: $(VENV)/.run-deps
 	@test -f $(STUDY)/study.yaml || $(BIN)/heart init $(STUDY) --demo
 	$(BIN)/heart run --study $(STUDY)
 
-# Two workers, one test file each at a time (a file's shared fixtures are made once).
+# Three workers on two cores (the tests wait on servers, browsers and processes a fifth of the
+# time), one test file each at a time (a file's shared fixtures are made once).
 test: $(VENV)/.dev-deps
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 lint: $(VENV)/.dev-deps
 	$(BIN)/ruff check src tests bench
