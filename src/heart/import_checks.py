@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import operator
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any, get_args, get_origin, get_type_hints
 
 from pydantic import ValidationError
@@ -312,7 +311,7 @@ def plain_lines(lines: Iterable[tuple[int, str]]) -> set[int]:
     ):
         texts = list(map(itemgetter(1), lines))
         brackets = map(
-            operator.add,
+            add,
             map(str.count, texts, itertools.repeat("{")),
             map(str.count, texts, itertools.repeat("[")),
         )

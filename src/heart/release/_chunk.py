@@ -74,17 +74,17 @@ class Chunk:
         records = self.records()
         if any(record.keys() != records[0].keys() for record in records):
             return None
-        return _by_column(records)
+        return by_column(records)
 
     def packed(self) -> Packed:
         """The chunk column by column, to send to another process: for a checked chunk, whose
         rows have the same columns (not looked at again here)."""
         if self._names is not None and self._columns is not None:
             return self.numbers, self._names, self._columns
-        return self.numbers, *_by_column(self.records())
+        return self.numbers, *by_column(self.records())
 
 
-def _by_column(records: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+def by_column(records: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     """The columns of records that all have the first one's, with their values."""
     if not records:
         return [], []

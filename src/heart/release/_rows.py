@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from heart.import_checks import (
 from heart.provenance import (
     PROVENANCE_FILE,
 )
-from heart.release._chunk import Chunk, Row
+from heart.release._chunk import Chunk, Row, by_column
 from heart.store import (
     Base,
     ClassificationRow,
@@ -141,9 +140,6 @@ class ImportSummary:
         names = sorted({*self.added, *self.unchanged}, key=order.index)
         added = {name: self.added.get(name, 0) + self.unchanged.get(name, 0) for name in names}
         return ImportSummary(added, {}, dict(self.repeated))
-
-
-"""A record read from a file, with the line it starts on."""
 
 
 BUNDLE_FIX = "correct the row, or export the bundle again"
@@ -479,13 +475,16 @@ class _TableAdd:
         """Insert every row of ``chunk``, many rows to a statement: on SQLite straight from its
         columns when every row gives the same ones, else a record at a time (``_insert``)."""
         columns = chunk.as_columns() if self.connection.dialect.name == "sqlite" else None
-        if columns is None or _plain_statement(self.connection, self.model, columns[0]) is None:
+        plain = (
+            None if columns is None else _plain_statement(self.connection, self.model, columns[0])
+        )
+        if columns is None or plain is None:
             self._insert(chunk.records())
             return
         names, values = columns
         for start in range(0, len(chunk), INSERT):
             part = [column[start : start + INSERT] for column in values]
-            insert_columns(self.connection, self.model, names, part)
+            _insert_columns(self.connection, self.model, plain, names, part)
 
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
@@ -528,24 +527,27 @@ def _plain_statement(
 
 def insert_rows(connection: Connection, model: type[Base], records: list[dict[str, Any]]) -> None:
     """Insert ``records`` (each with the same columns) into ``model``'s table in one statement:
-    on SQLite a column at a time (``insert_columns``) when they give every column the statement
+    on SQLite a column at a time (``_insert_columns``) when they give every column the statement
     names; other databases, and rows leaving columns to their defaults, go through SQLAlchemy."""
     names = list(records[0])
-    if _plain_statement(connection, model, names) is None:
+    plain = _plain_statement(connection, model, names)
+    if plain is None:
         connection.execute(insert(Base.metadata.tables[str(model.__tablename__)]), records)
         return
     # records are left as they are: a rerun of the import reads them again
-    insert_columns(connection, model, names, [list(map(itemgetter(n), records)) for n in names])
+    _insert_columns(connection, model, plain, *by_column(records))
 
 
-def insert_columns(
-    connection: Connection, model: type[Base], names: list[str], columns: list[list[Any]]
+def _insert_columns(
+    connection: Connection,
+    model: type[Base],
+    plain: tuple[str, list[str]],
+    names: list[str],
+    columns: list[list[Any]],
 ) -> None:
-    """Insert rows given column by column into ``model``'s table, on SQLite and naming every
-    column the statement fills (``_plain_statement``), in one statement, each value converted
-    as SQLAlchemy converts it (JSON to its text) but without SQLAlchemy's work per row."""
-    plain = _plain_statement(connection, model, names)
-    assert plain is not None, f"{model.__tablename__}: not a plain insert of {names}"
+    """Insert rows given column by column (``names``) into ``model``'s table with ``plain``,
+    the statement ``_plain_statement`` made for them, each value converted as SQLAlchemy
+    converts it (JSON to its text) but without SQLAlchemy's work per row."""
     statement, order = plain
     table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
     at = {name: i for i, name in enumerate(names)}

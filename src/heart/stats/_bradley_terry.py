@@ -176,9 +176,10 @@ def _newton(
             picked = active[check]
             cand[check] = _uphill(th[check], step[check], wins[picked], ridge[picked])
 
+        # before θ moves: ``th`` is a view of it while every replicate is active
+        done = np.abs(step).max(axis=1) <= tol * (1.0 + np.abs(th).max(axis=1))
         theta[rows] = cand
         iterations[rows] = it
-        done = np.abs(step).max(axis=1) <= tol * (1.0 + np.abs(th).max(axis=1))
         converged[active[done]] = True
         active = active[~done]
         if active.size == 0:
