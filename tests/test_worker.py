@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from heart.errors import ImportRefused
-from heart.worker import Worker, WorkerFailed
+from heart.worker import Worker, WorkerFailed, received
 
 from .docs.markdown import ROOT
 
@@ -51,6 +51,13 @@ def _dies() -> int:
 
 def _imported(module: str) -> bool:
     return module in sys.modules
+
+
+def _adds_what_it_receives(n: int) -> Iterator[int]:
+    """Yields once before it waits, then the sizes of the ``n`` values handed to it, in turn."""
+    yield -1
+    for _ in range(n):
+        yield len(received())
 
 
 def _sleeps() -> int:
@@ -156,3 +163,33 @@ def test_closing_stops_a_worker_still_waiting_for_its_function() -> None:
     started = time.monotonic()
     worker.close()
     assert worker._process.poll() is not None and time.monotonic() - started < 10
+
+
+def test_a_running_function_takes_the_values_sent_to_it_in_order() -> None:
+    """Values larger than the pipe are sent while the function is still busy: the caller goes
+    on meanwhile; the function takes them in the order they were sent."""
+    worker = Worker.started()
+    with pytest.raises(RuntimeError, match="no function to run: submit one first"):
+        worker.send(b"")
+    worker.submit(_adds_what_it_receives, 3)
+    big = bytes(8 << 20)  # eight times what the pipe holds
+    started = time.monotonic()
+    worker.send(big)
+    worker.send(b"xy")
+    worker.send(big[:5])
+    assert time.monotonic() - started < 5  # not waited for while the worker reads
+    assert list(worker.results()) == [-1, len(big), 2, 5]
+    worker.submit(_pid)  # the next function follows the values
+    assert list(worker.results()) != [os.getpid()]
+    worker.close()
+
+
+def test_a_function_waiting_for_a_value_is_stopped_by_close_and_received_needs_a_worker() -> None:
+    worker = Worker.started()
+    worker.submit(_adds_what_it_receives, 1)
+    assert next(worker.results()) == -1
+    started = time.monotonic()
+    worker.close()
+    assert worker._process.poll() is not None and time.monotonic() - started < 10
+    with pytest.raises(RuntimeError, match="only by a function a heart worker runs"):
+        received()

@@ -21,6 +21,7 @@ import pickle
 import struct
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -82,6 +83,20 @@ def _widen(pipe: IO[bytes]) -> None:
             fcntl.fcntl(pipe.fileno(), set_size, PIPE_BYTES)
 
 
+_inbox: Iterator[bytes] | None = None  # in a worker process: the frames from the caller
+
+
+def received() -> Any:
+    """In a worker's function: the next value the caller handed it (``Worker.send``), waited
+    for until it comes."""
+    if _inbox is None:
+        raise RuntimeError("received() is called only by a function a heart worker runs")
+    frame = next(_inbox, None)
+    if frame is None:
+        raise RuntimeError("the caller stopped before it sent the value this function waits for")
+    return pickle.loads(frame)
+
+
 def _run(job: bytes, out: IO[bytes]) -> None:
     """Call the function pickled in ``job`` and send what it gives, then the end of the job."""
     try:
@@ -111,7 +126,9 @@ def serve(source: IO[bytes], out: IO[bytes], preload: Sequence[str] = ()) -> Non
     except BaseException:  # told to the caller at its first job
         _send(out, _FAILED, traceback.format_exc())
         return
-    for job in _frames(source):
+    global _inbox
+    _inbox = _frames(source)
+    for job in _inbox:  # a function's received() reads the frames after its own
         _run(job, out)
 
 
@@ -120,7 +137,7 @@ class Worker:
     yields), in order, as it comes (the worker making the next item meanwhile). ``close()``
     stops it, done or not. ``Worker.started(preload)`` starts one whose first function is
     given later; ``submit`` gives it the next, once the last one's results are read (what is
-    left of them is read first)."""
+    left of them is read first); ``send`` hands the running function a value."""
 
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
         self._start(())
@@ -146,6 +163,30 @@ class Worker:
         _widen(self._process.stdout)
         self._frames = _frames(self._process.stdout)
         self._running = False  # a function was given whose results are not all read
+        self._sending: threading.Thread | None = None
+
+    def _write(self, frame: bytes) -> None:
+        assert self._process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ValueError):  # it ended: results() says how
+            self._process.stdin.write(_LENGTH.pack(len(frame)))
+            self._process.stdin.write(frame)
+            self._process.stdin.flush()
+
+    def _sent(self) -> None:
+        """Wait until the value last sent is written (the frames go out in order)."""
+        if self._sending is not None:
+            self._sending.join()
+            self._sending = None
+
+    def send(self, value: Any) -> None:
+        """Hand ``value`` to the running function (it takes it with ``received()``), written by
+        a thread of this process so that this one goes on while the worker is busy."""
+        if not self._running:
+            raise RuntimeError("the worker has no function to run: submit one first")
+        self._sent()
+        frame = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        self._sending = threading.Thread(target=self._write, args=(frame,), daemon=True)
+        self._sending.start()
 
     def submit(self, function: Callable[..., Any], *args: Any) -> None:
         """Give the worker ``function(*args)`` to run, after reading what is left of the last
@@ -154,11 +195,8 @@ class Worker:
         if self._running:
             for _ in self.results():  # what is left of the last function's results
                 pass
-        job = pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL)
-        assert self._process.stdin is not None
-        with contextlib.suppress(BrokenPipeError):  # it ended: results() says how
-            self._process.stdin.write(_LENGTH.pack(len(job)) + job)
-            self._process.stdin.flush()
+        self._sent()
+        self._write(pickle.dumps((function, args), pickle.HIGHEST_PROTOCOL))
         self._running = True
 
     def results(self) -> Iterator[Any]:
@@ -189,6 +227,7 @@ class Worker:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        self._sent()  # the pipe is broken: a value still being written is dropped
         for pipe in (self._process.stdin, self._process.stdout):
             if pipe is not None:
                 with contextlib.suppress(BrokenPipeError):
@@ -199,4 +238,6 @@ if __name__ == "__main__":
     frames = os.fdopen(os.dup(1), "wb")  # the frames go out here; anything printed, to stderr
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(sys.stdin.buffer, frames, preload=sys.argv[1:])
+    from heart.worker import serve as serve_here  # this module as functions import it
+
+    serve_here(sys.stdin.buffer, frames, preload=sys.argv[1:])

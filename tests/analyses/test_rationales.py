@@ -10,7 +10,14 @@ import statsmodels.api as sm
 from sklearn.metrics import cohen_kappa_score
 
 from heart.analyses import analyse_rationales, load_comparisons
-from heart.analyses._rationales import CodedRationale, code_records, load_coded, verdict_links
+from heart.analyses._rationales import (
+    CodedRationale,
+    code_records,
+    load_coded,
+    place_codings,
+    read_codes,
+    verdict_links,
+)
 from heart.rationales import RULE_CODER, load_codebook
 from heart.rationales.code import code_with_rules
 from heart.store import Store
@@ -119,7 +126,9 @@ def test_a_denied_theme_counts_for_the_other_reply(store: Store) -> None:
     add_said(store, Said(0, "j1", "a", "B never names her grief, A asks a question."))
     code_with_rules(store, CODEBOOK)
     comparisons = load_comparisons(store, source="all")
-    records = code_records(store, comparisons, [RULE_CODER], CODEBOOK)
-    (coded,), failed = load_coded(store, comparisons, RULE_CODER, CODEBOOK, records)
+    stored = read_codes(store, [RULE_CODER], CODEBOOK)
+    records = code_records(stored, comparisons)
+    codings = place_codings(stored, comparisons)
+    (coded,), failed = load_coded(codings, comparisons, RULE_CODER, CODEBOOK, records)
     assert failed == 0 and coded.themes == {NF, AQ}
     assert coded.sides == {NF: {"a"}, AQ: {"a"}}

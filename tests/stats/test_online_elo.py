@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -14,10 +10,9 @@ import pytest
 from scipy.special import expit
 from scipy.stats import kendalltau
 
-import heart
-from heart.elo_orders import ratings_along, save_task
 from heart.stats import fit_bradley_terry, win_matrix
-from heart.stats._online_elo import online_elo
+from heart.stats._online_elo import online_elo, ratings_along
+from heart.stats._online_elo_compiled import compiled_ratings_along
 
 IntArray = npt.NDArray[np.int64]
 
@@ -104,17 +99,19 @@ def test_rejects_bad_arguments_with_the_fix() -> None:
         online_elo(np.array([0]), np.array([1]), np.array([True, False]), 2)
 
 
-def test_orders_shared_among_processes_give_the_same_ratings_to_the_bit() -> None:
+def test_the_compiled_loop_gives_the_plain_loops_ratings_to_the_bit() -> None:
     winner, loser, tie = simulate(np.array([0.8, 0.2, 0.0, -0.5, 0.4]), 3_000, seed=5)
-    alone = online_elo(winner, loser, tie, 5, permutations=7, seed=11)
-    shared = online_elo(winner, loser, tie, 5, permutations=7, seed=11, workers=3, shared_steps=1)
-    assert shared.tolist() == alone.tolist()
-    unshared = online_elo(winner, loser, tie, 5, permutations=7, seed=11, workers=3)
-    assert unshared.tolist() == alone.tolist()  # too few updates to share: all in this process
+    plain = online_elo(winner, loser, tie, 5, permutations=7, seed=11)
+    compiled = online_elo(winner, loser, tie, 5, permutations=7, seed=11, compiled_steps=1)
+    assert compiled.tolist() == plain.tolist()
+    scores = np.where(tie, 0.5, 1.0)
+    orders = np.stack([np.arange(3_000), np.arange(3_000)[::-1]]).astype(np.int32)
+    each = compiled_ratings_along(winner, loser, scores, orders, 5, 16.0, 1000.0)
+    assert each.tolist() == ratings_along(winner, loser, scores, orders, 5, 16.0, 1000.0).tolist()
 
 
-def test_one_order_by_hand_is_what_every_worker_computes() -> None:
-    """The plain loop over a hand-made sequence, against the shared-out orders' result."""
+def test_one_order_by_hand_is_what_the_compiled_loop_computes() -> None:
+    """The plain loop over a hand-made sequence, against the compiled loop's result."""
     winner, loser = np.array([0, 2, 1, 0, 2, 1]), np.array([1, 0, 2, 2, 1, 0])
     tie = np.array([False, False, True, False, False, True])
     orders = np.random.Generator(np.random.PCG64(4)).permuted(np.tile(np.arange(6), (4, 1)), axis=1)
@@ -125,20 +122,5 @@ def test_one_order_by_hand_is_what_every_worker_computes() -> None:
             delta = 4.0 * ((0.5 if t else 1.0) - expected_score(r[a], r[b]))
             r[a], r[b] = r[a] + delta, r[b] - delta
         total += r
-    shared = online_elo(winner, loser, tie, 3, permutations=4, seed=4, workers=2, shared_steps=1)
-    np.testing.assert_allclose(shared, total / 4, rtol=0, atol=1e-12)
-
-
-def test_a_helper_process_computes_its_orders(tmp_path: Path) -> None:
-    winner, loser, tie = simulate(np.array([0.5, 0.0, -0.5]), 200, seed=2)
-    scores = np.where(tie, 0.5, 1.0)
-    orders = np.stack([np.arange(200), np.arange(200)[::-1]])
-    save_task(tmp_path / "task.npz", winner, loser, scores, orders, 3, 4.0, 1500.0)
-    env = {**os.environ, "PYTHONPATH": str(Path(heart.__file__).parent.parent)}
-    subprocess.run(
-        [sys.executable, "-m", "heart.elo_orders", str(tmp_path / "task.npz"),
-         str(tmp_path / "out.npy")], env=env, check=True,
-    )  # fmt: skip
-    helped = np.load(tmp_path / "out.npy")
-    assert helped.tolist() == ratings_along(winner, loser, scores, orders, 3, 4.0, 1500.0).tolist()
-    assert helped[0].tolist() == online_elo(winner, loser, tie, 3, permutations=0).tolist()
+    compiled = online_elo(winner, loser, tie, 3, permutations=4, seed=4, compiled_steps=1)
+    np.testing.assert_allclose(compiled, total / 4, rtol=0, atol=1e-12)

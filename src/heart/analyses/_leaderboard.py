@@ -17,7 +17,6 @@ from scipy.stats import kendalltau
 from heart.analyses._axes import fit_axes, weighted_composite
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._style import StyleControl, StyleInputs, build_style_control
-from heart.cores import usable_cores
 from heart.frames import records_frame
 from heart.stats import (
     EloDifference,
@@ -39,9 +38,6 @@ from heart.stats import (
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 ONLINE_ORDERS = 20  # random orders averaged by the online-Elo ablation
-ONLINE_WORKERS = min(usable_cores(), 4)
-"""Processes the online-Elo ablation shares its orders among on a large board (one per core,
-at most four)."""
 INTERVAL_CONVERSATIONS = 5  # fewest conversations a system's interval can honestly rest on
 
 
@@ -191,9 +187,7 @@ def _ablations(
     unweighted = fit_bradley_terry(win_matrix(winner, loser, None, k, tie=tie)).elo
     weakest = tie | (comparisons.strength <= 1)
     ties = fit_bradley_terry(win_matrix(winner, loser, comparisons.strength, k, tie=weakest)).elo
-    online = online_elo(
-        winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed, workers=ONLINE_WORKERS
-    )
+    online = online_elo(winner, loser, tie, k, permutations=ONLINE_ORDERS, seed=seed)
     variants = [
         ("unweighted", "every verdict counts once, whatever its strength", unweighted),
         (

@@ -295,33 +295,111 @@ def _rows(comparisons: Comparisons, judgments: Sequence[str]) -> Ints:
     return np.fromiter(map(row_of.get, judgments, itertools.repeat(-1)), np.int64, len(judgments))
 
 
+@dataclass
+class StoredCodes:
+    """What the store holds of the coders' work under a codebook, read before the comparisons
+    are known (so it can be read beside them): each code and each coding with its judgment's
+    id, and the length in words of each coded rationale, in parts as read. ``code_records`` and
+    ``load_coded`` place them among the comparisons."""
+
+    coders: list[str]
+    codebook: Codebook
+    words: list[str]  # every name and phrase, once; the columns below index it
+    codes: list[tuple[Any, ...]]  # coder, judgment, theme, side, negated, evidence, cue, start
+    codings: list[tuple[Ints, Sequence[str], npt.NDArray[np.bool_]]]  # coder, judgment, ok
+    lengths: list[tuple[Sequence[str], Ints]]  # judgment, words in its rationale
+    rationales: dict[str, int]  # ``count_rationales``
+
+
+def read_codes(store: Store, coders: list[str], codebook: Codebook) -> StoredCodes:
+    """The codes and codings of ``coders`` under ``codebook`` and the lengths of the rationales
+    they coded, as the store holds them (see ``StoredCodes``)."""
+    mine = (RationaleCodingRow.coder.in_(coders), RationaleCodingRow.codebook_hash == codebook.hash)
+    codes_query = (
+        select(RationaleCodeRow.coder, RationaleCodeRow.judgment_id, RationaleCodeRow.theme,
+               RationaleCodeRow.side, RationaleCodeRow.negated, RationaleCodeRow.evidence,
+               RationaleCodeRow.cue, RationaleCodeRow.span_start)
+        .where(RationaleCodeRow.coder.in_(coders),
+               RationaleCodeRow.codebook_hash == codebook.hash)
+    )  # fmt: skip
+    codings_query = select(
+        RationaleCodingRow.coder, RationaleCodingRow.judgment_id, RationaleCodingRow.status
+    ).where(*mine)
+    lengths_query = select(JudgmentRow.id, func.coalesce(JudgmentRow.rationale, "")).where(
+        JudgmentRow.id.in_(select(RationaleCodingRow.judgment_id).where(*mine))
+    )
+    words: list[str] = []
+    index: dict[str | None, int] = {}
+
+    def held(column: tuple[str | None, ...]) -> Ints:
+        """The column's words as their places in ``words``, each new one added once (no cue
+        is the empty cue)."""
+        for word in dict.fromkeys(column):
+            if word not in index:
+                text = word or ""
+                if text not in index:
+                    index[text] = len(words)
+                    words.append(text)
+                index[word] = index[text]
+        return np.fromiter(map(index.__getitem__, column), np.int64, len(column))
+
+    stored = StoredCodes(list(coders), codebook, words, [], [], [], {})
+    with store.session() as session:
+        connection = session.connection()
+        for read in column_parts(connection, codes_query):
+            stored.codes.append((
+                held(read[0]), read[1], held(read[2]), held(read[3]),
+                np.fromiter(map(bool, read[4]), bool), held(read[5]), held(read[6]),
+                np.asarray(read[7], dtype=np.float64),
+            ))  # fmt: skip
+        for coder, judgments, statuses in column_parts(connection, codings_query):
+            ok = np.fromiter(map(Status.OK.__eq__, statuses), bool, len(statuses))
+            stored.codings.append((held(coder), judgments, ok))
+        for judgments, texts in column_parts(connection, lengths_query):
+            lengths = np.fromiter(map(len, map(str.split, texts)), np.int64, len(texts))
+            stored.lengths.append((judgments, lengths))
+    stored.rationales = count_rationales(store)
+    return stored
+
+
+class Codings(NamedTuple):
+    """Every stored coding placed among the comparisons: its coder (a place in the words of
+    ``StoredCodes``), its judgment's row (-1: one that does not count) and whether it is ok;
+    and each counted rationale's length in words, by row (0 when none was coded)."""
+
+    coder: Ints
+    row: Ints
+    ok: npt.NDArray[np.bool_]
+    words: Ints
+
+
+def place_codings(stored: StoredCodes, comparisons: Comparisons) -> Codings:
+    """The codings of ``stored`` placed among ``comparisons`` (see ``Codings``)."""
+    coder = np.concatenate([np.zeros(0, np.int64), *(c for c, _, _ in stored.codings)])
+    row = np.concatenate(
+        [np.zeros(0, np.int64), *(_rows(comparisons, ids) for _, ids, _ in stored.codings)]
+    )
+    ok = np.concatenate([np.zeros(0, bool), *(good for _, _, good in stored.codings)])
+    words = np.zeros(len(comparisons), dtype=np.int64)
+    for judgments, lengths in stored.lengths:
+        placed = _rows(comparisons, judgments)
+        words[placed[placed >= 0]] = lengths[placed >= 0]
+    return Codings(coder, row, ok, words)
+
+
 def load_coded(
-    store: Store, comparisons: Comparisons, coder: str, codebook: Codebook, records: Codes,
-) -> tuple[Coded, int]:  # fmt: skip
+    codings: Codings, comparisons: Comparisons, coder: str, codebook: Codebook, records: Codes
+) -> tuple[Coded, int]:
     """The judgments of ``comparisons`` (the counted ones) that ``coder`` coded (ok) under
     ``codebook``, in the order of ``comparisons``, with their codes from ``records``
     (``code_records``), and the coder's failed codings of them."""
-    query = (
-        select(RationaleCodingRow.judgment_id, RationaleCodingRow.status, JudgmentRow.rationale)
-        .join(JudgmentRow, JudgmentRow.id == RationaleCodingRow.judgment_id)
-        .where(RationaleCodingRow.coder == coder,
-               RationaleCodingRow.codebook_hash == codebook.hash)
-    )  # fmt: skip
-    found, ok, lengths = [], [], []
-    with store.session() as session:
-        for judgments, statuses, texts in column_parts(session.connection(), query):
-            found.append(_rows(comparisons, judgments))
-            ok.append(np.fromiter(map(Status.OK.__eq__, statuses), bool))
-            lengths.append(np.fromiter(map(len, map(str.split, texts)), np.int64))
-    at = np.concatenate([np.zeros(0, np.int64), *found])
-    counted = at >= 0  # codings of judgments that count
-    good = np.concatenate([np.zeros(0, bool), *ok])[counted]
-    order = np.argsort(at[counted][good], kind="stable")
-    rows = at[counted][good][order]
-    words = np.concatenate([np.zeros(0, np.int64), *lengths])[counted][good][order]
+    index = {word: n for n, word in enumerate(records.words)}
+    counted = (codings.coder == index.get(coder, -1)) & (codings.row >= 0)  # of counted ones
+    done = codings.row[counted & codings.ok]
+    rows = done[np.argsort(done, kind="stable")]
+    words = codings.words[rows]
     place = np.full(len(comparisons), -1, dtype=np.int64)
     place[rows] = np.arange(rows.size)
-    index = {word: n for n, word in enumerate(records.words)}
     theme_at = np.full(len(records.words), -1, dtype=np.int64)
     for t, theme in enumerate(codebook.ids):
         if theme in index:
@@ -344,43 +422,12 @@ def load_coded(
     return coded, int(counted.sum()) - rows.size
 
 
-def code_records(
-    store: Store, comparisons: Comparisons, coders: list[str], codebook: Codebook
-) -> Codes:
-    """Every code of ``coders`` under ``codebook`` on the judgments of ``comparisons`` (the
-    counted ones, in the order of their ids), by coder, judgment and place (the span's start,
-    a code without one first, then the theme)."""
-    query = (
-        select(RationaleCodeRow.coder, RationaleCodeRow.judgment_id, RationaleCodeRow.theme,
-               RationaleCodeRow.side, RationaleCodeRow.negated, RationaleCodeRow.evidence,
-               RationaleCodeRow.cue, RationaleCodeRow.span_start)
-        .where(RationaleCodeRow.coder.in_(coders),
-               RationaleCodeRow.codebook_hash == codebook.hash)
-    )  # fmt: skip
-    words: list[str] = []
-    index: dict[str | None, int] = {}
-
-    def held(column: tuple[str | None, ...]) -> Ints:
-        """The column's words as their places in ``words``, each new one added once (no cue
-        is the empty cue)."""
-        for word in dict.fromkeys(column):
-            if word not in index:
-                text = word or ""
-                if text not in index:
-                    index[text] = len(words)
-                    words.append(text)
-                index[word] = index[text]
-        return np.fromiter(map(index.__getitem__, column), np.int64, len(column))
-
-    parts: list[tuple[Ints, ...]] = []
-    with store.session() as session:
-        # coder, judgment, theme, side, negated, evidence, cue, span start
-        for read in column_parts(session.connection(), query):
-            parts.append((
-                held(read[0]), _rows(comparisons, read[1]),
-                held(read[2]), held(read[3]), np.fromiter(map(bool, read[4]), bool),
-                held(read[5]), held(read[6]), np.asarray(read[7], dtype=np.float64),
-            ))  # fmt: skip
+def code_records(stored: StoredCodes, comparisons: Comparisons) -> Codes:
+    """Every code of ``stored`` on the judgments of ``comparisons`` (the counted ones, in the
+    order of their ids), by coder, judgment and place (the span's start, a code without one
+    first, then the theme)."""
+    words = stored.words
+    parts = [(c, _rows(comparisons, judgments), *rest) for c, judgments, *rest in stored.codes]
     columns = [
         np.concatenate([np.zeros(0, dtype=column.dtype), *(p[k] for p in parts)])
         for k, column in enumerate(_EMPTY_CODES)
@@ -657,9 +704,27 @@ def analyse_rationales(
     """The rationale figures of the rule coder and, when one is set, the LLM coder; the LLM
     coder leads once it has coded something, with its agreement with the rule coder beside it.
     ``comparisons`` are the counted judgments of every source (``load_comparisons(..., "all")``)."""
-    coders = ([llm_coder] if llm_coder else []) + [rule_coder]
-    records = code_records(store, comparisons, coders, codebook)
-    loaded = {coder: load_coded(store, comparisons, coder, codebook, records) for coder in coders}
+    coders = rationale_coders(rule_coder, llm_coder)
+    stored = read_codes(store, coders, codebook)
+    return rationale_figures(stored, comparisons, rounds=rounds, seed=seed, level=level)
+
+
+def rationale_coders(rule_coder: str, llm_coder: str | None) -> list[str]:
+    """The coders whose codes the rationale figures show: the LLM coder first when one is set."""
+    return ([llm_coder] if llm_coder else []) + [rule_coder]
+
+
+def rationale_figures(
+    stored: StoredCodes, comparisons: Comparisons, *, rounds: int = 1000, seed: int = 0,
+    level: float = 0.95,
+) -> RationaleReport:  # fmt: skip
+    """``analyse_rationales`` on codes already read (``read_codes``, its coders in the order of
+    ``rationale_coders``)."""
+    codebook, coders = stored.codebook, stored.coders
+    llm_coder, rule_coder = (coders[0], coders[1]) if len(coders) > 1 else (None, coders[0])
+    records = code_records(stored, comparisons)
+    codings = place_codings(stored, comparisons)
+    loaded = {coder: load_coded(codings, comparisons, coder, codebook, records) for coder in coders}
     reports = [
         report
         for coder in coders
@@ -694,7 +759,7 @@ def analyse_rationales(
     )
     return RationaleReport(
         codebook=codebook,
-        rationales=count_rationales(store),
+        rationales=stored.rationales,
         coders=reports,
         agreement=agreement,
         level=level,

@@ -1,28 +1,31 @@
 """A large study's report done partly in a second process, on the other core: one worker,
-started as the report starts, computes the rationale figures while this process fits the boards
-and the other analyses, then draws half of the report's figures while this one writes the
-Markdown, the CSV tables and the provenance and draws the other half. One process for both, its
-imports made once: a second one would spend on its imports about what it saves. The results are
-the same (the rationale figures read from the same store, the PNG bytes drawn by the same
-functions)."""
+started as the report starts, reads the rationale codes while this process reads the
+comparisons, takes those comparisons from this process (read once, for both), and makes the
+rationale figures and their CSV files while this process fits the boards and the other analyses;
+then it draws half of the report's figures while this one writes the Markdown, the other CSV
+tables and the provenance and draws the other half. One process for both, its imports made
+once: a second one would spend on its imports about what it saves. The results are the same
+(the rationale figures read from the same store, the files made by the same functions)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from dataclasses import replace
 
 from sqlalchemy import func, select
 
-from heart.analyses import Comparisons, RationaleReport, analyse_rationales, load_comparisons
+from heart.analyses import Comparisons, RationaleReport, analyse_rationales
+from heart.analyses._rationales import rationale_coders, rationale_figures, read_codes
 from heart.config import StudyConfig
 from heart.cores import usable_cores
 from heart.garbage import fewer_collections
 from heart.rationales import RULE_CODER, llm_coder_id, load_codebook
 from heart.report._figures import draw_figures
+from heart.report._rationale_files import rationale_csv
 from heart.store import JudgmentRow, Store, open_store
 from heart.study import Study
 from heart.types import Status
-from heart.worker import Worker
+from heart.worker import Worker, received
 
 ASIDE_VERDICTS = 20_000
 """Verdicts from which a study's report is made partly aside (below, starting a process costs
@@ -30,15 +33,24 @@ more than it saves)."""
 
 
 @fewer_collections()
-def _rationales_of(root: Path, config: StudyConfig, url: str) -> RationaleReport:
-    """In the other process: the rationale figures of the study at ``root`` with the settings
-    ``config`` and the store at ``url`` (opened read-only)."""
+def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict[str, str]]:
+    """In the other process: the rationale figures of a study with the settings ``config`` and
+    the store at ``url`` (opened read-only), without the list of every code, and their CSV
+    files, that list among them. The codes are read first; the comparisons are then taken from
+    the caller (``ReportAside.give``)."""
     store = open_store(url, read_only=True)
     try:
-        study = Study(root, config, store)
-        return rationale_report(study, load_comparisons(store, source="all"))
+        coders = rationale_coders(RULE_CODER, _llm_coder(config))
+        stored = read_codes(store, coders, load_codebook(config.rationales.codebook))
     finally:
         store.close()
+    comparisons: Comparisons = received()
+    ratings = config.ratings
+    report = rationale_figures(
+        stored, comparisons, rounds=ratings.bootstrap_rounds, seed=config.seed, level=ratings.level
+    )
+    files = rationale_csv(report)
+    return replace(report, codes=None), files  # every code is in the files: not sent back
 
 
 def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
@@ -46,27 +58,39 @@ def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
     config, ratings = study.config.rationales, study.config.ratings
     return analyse_rationales(
         study.store, comparisons, load_codebook(config.codebook), RULE_CODER,
-        llm_coder_id(config.coder) if config.coder is not None else None,
-        rounds=ratings.bootstrap_rounds, seed=study.config.seed, level=ratings.level,
+        _llm_coder(study.config), rounds=ratings.bootstrap_rounds, seed=study.config.seed,
+        level=ratings.level,
     )  # fmt: skip
+
+
+def _llm_coder(config: StudyConfig) -> str | None:
+    """The LLM coder's id when the study sets one."""
+    coder = config.rationales.coder
+    return llm_coder_id(coder) if coder is not None else None
 
 
 class ReportAside:
     """The worker process of a large study's report, started now (importing the report
-    meanwhile): ``compute_rationales`` then ``rationales()``, ``draw`` then ``figures()``, each
-    pair in turn. ``close`` (or leaving a ``with`` block) stops it, whatever happened; a failure
-    there comes out as ``WorkerFailed``."""
+    meanwhile): ``compute_rationales``, ``give`` then ``rationales()``; ``draw`` then
+    ``figures()``, in turn. ``close`` (or leaving a ``with`` block) stops it, whatever
+    happened; a failure there comes out as ``WorkerFailed``."""
 
     def __init__(self) -> None:
         self._worker = Worker.started(preload=("heart.report",))
 
     def compute_rationales(self, study: Study) -> None:
-        """Start computing the rationale figures of ``study`` (read from its store)."""
-        self._worker.submit(_rationales_of, study.root, study.config, study.store.url)
+        """Start reading the rationale codes of ``study`` from its store."""
+        self._worker.submit(_rationales_of, study.config, study.store.url)
 
-    def rationales(self) -> RationaleReport:
-        report: RationaleReport = next(self._worker.results())
-        return report
+    def give(self, comparisons: Comparisons) -> None:
+        """Hand the worker the study's comparisons (every source), from which it makes the
+        rationale figures; this process goes on meanwhile."""
+        self._worker.send(comparisons)
+
+    def rationales(self) -> tuple[RationaleReport, dict[str, str]]:
+        """The rationale figures (without the list of every code) and their CSV files."""
+        made: tuple[RationaleReport, dict[str, str]] = next(self._worker.results())
+        return made
 
     def draw(self, figures: Mapping[str, Callable[[], bytes]]) -> None:
         """Start drawing ``figures`` (key → draw)."""

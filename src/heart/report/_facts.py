@@ -85,6 +85,7 @@ class StudyFacts:
     subsets: list[SubsetComparison] = field(default_factory=list)  # regular vs adversarial
     strategies: StrategyReport | None = None  # None: the classifier has labelled nothing yet
     rationales: RationaleReport | None = None  # themes of the rationales, by coder
+    rationale_files: dict[str, str] | None = None  # their CSV files, when made beforehand
     latency: LatencyReport | None = None  # time to first token, and Elo against it
     capability: CapabilityReport | None = None  # None: no capability index was given
     provenance: Provenance | None = None  # which heart, prompts, models; tokens and cost
@@ -176,11 +177,13 @@ def _facts(
     """The report's facts after the counts: every analysis (the rationale figures from
     ``aside`` when they are computed there)."""
     comparisons = load_comparisons(study.store, source="all")
+    if aside is not None:
+        aside.give(comparisons)
     ratings = study.config.ratings
     rounds, seed, level = ratings.bootstrap_rounds, study.config.seed, ratings.level
     config_path = study.root / "study.yaml"
     provenance = study_provenance(study)
-    return StudyFacts(
+    facts = StudyFacts(
         name=study.config.name,
         config_text=config_path.read_text(encoding="utf-8") if config_path.is_file() else "",
         items=items,
@@ -206,9 +209,13 @@ def _facts(
             is not None
         ],
         strategies=strategy_report(study),
-        rationales=rationale_report(study, comparisons) if aside is None else aside.rationales(),
         provenance=provenance,
     )
+    if aside is None:
+        facts.rationales = rationale_report(study, comparisons)
+    else:
+        facts.rationales, facts.rationale_files = aside.rationales()
+    return facts
 
 
 def _boards(

@@ -9,11 +9,10 @@ import math
 
 from heart.analyses import MIN_FIT, CoderReport, RationaleReport
 from heart.rationales import Theme
-from heart.report._csv import table_text
 from heart.report._facts import StudyFacts
+from heart.report._rationale_files import rationale_csv
 from heart.report._section import Section
 from heart.report._table import Table, num, pct
-from heart.spreadsheet import inert
 from heart.stats import Share
 
 SOURCE_NAMES = {"llm": "LLM judges", "human": "human raters"}
@@ -220,13 +219,7 @@ def rationale_section(facts: StudyFacts) -> Section:
 
 
 def rationale_files(facts: StudyFacts) -> dict[str, str]:
-    """rationale-themes, -comention, -verdicts and -codes when anything is coded (words quoted
-    from a rationale are made inert for spreadsheets), and -coders when an LLM coder was
-    compared with the rule coder."""
-    report = facts.rationales
-    if report is None or not report.coders:
-        return {}
-    tables = report.tables(quoted=inert)
-    if report.agreement is None:
-        del tables["rationale-coders"]
-    return {f"{name}.csv": table_text(table) for name, table in tables.items()}
+    """The rationale CSV files (``rationale_csv``), as the report's worker made them when it
+    did."""
+    made = facts.rationale_files
+    return made if made is not None else rationale_csv(facts.rationales)
