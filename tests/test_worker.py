@@ -60,6 +60,12 @@ def _adds_what_it_receives(n: int) -> Iterator[int]:
         yield len(received())
 
 
+def _stamped(n: int) -> Iterator[tuple[float, bytes]]:
+    """``n`` items each larger than the pipe, each with the time it was made."""
+    for _ in range(n):
+        yield time.time(), bytes(2 << 20)
+
+
 def _sleeps() -> int:
     time.sleep(60)
     return 0
@@ -193,3 +199,19 @@ def test_a_function_waiting_for_a_value_is_stopped_by_close_and_received_needs_a
     assert worker._process.poll() is not None and time.monotonic() - started < 10
     with pytest.raises(RuntimeError, match="only by a function a heart worker runs"):
         received()
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_a_worker_started_ahead_runs_on_while_the_caller_is_busy(ahead: bool) -> None:
+    """Eight items of 2 MiB: started ``ahead``, the worker makes them all while the caller
+    sleeps; otherwise it waits for the caller to read what the pipe cannot hold."""
+    worker = Worker.started(ahead=ahead)
+    worker.submit(_stamped, 8)
+    results = worker.results()
+    next(results)
+    time.sleep(3)
+    woke = time.time()
+    made = [stamp for stamp, _ in results]
+    worker.close()
+    assert len(made) == 7
+    assert (made[-1] < woke) is ahead

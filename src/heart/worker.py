@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import os
 import pickle
+import queue
 import struct
 import subprocess
 import sys
@@ -68,6 +69,32 @@ def _frames(source: IO[bytes]) -> Iterator[bytes]:
         if len(data) < length:
             return
         yield data
+
+
+AHEAD_FRAMES = 64
+"""Frames a worker started with ``ahead`` may run ahead of the caller by (a chunk of rows is
+a few MB), beside what its pipe holds."""
+
+
+def _read_ahead(frames: Iterator[bytes], limit: int = AHEAD_FRAMES) -> Iterator[bytes]:
+    """``frames`` read by a thread of their own into a queue of up to ``limit`` frames, so
+    that the worker does not wait while the caller is busy. The thread takes the interpreter
+    from the caller's busy thread once a block of the pipe (PIPE_BYTES, where the pipe can be
+    widened): a few times a frame."""
+    ready: queue.Queue[bytes | None] = queue.Queue(maxsize=limit)
+
+    def pump() -> None:
+        try:
+            for frame in frames:
+                ready.put(frame)
+        except (OSError, ValueError):  # the pipe was closed: the worker was stopped
+            pass
+        finally:
+            ready.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    while (frame := ready.get()) is not None:
+        yield frame
 
 
 PIPE_BYTES = 1 << 20
@@ -144,14 +171,16 @@ class Worker:
         self.submit(function, *args)
 
     @classmethod
-    def started(cls, preload: Sequence[str] = ()) -> Worker:
+    def started(cls, preload: Sequence[str] = (), *, ahead: bool = False) -> Worker:
         """A worker started now that imports the modules ``preload`` while it waits for its
-        first function (``submit``)."""
+        first function (``submit``); with ``ahead``, what it gives is read as it comes by a
+        thread of this process (up to AHEAD_FRAMES frames ahead), so that it runs on while
+        this process is busy."""
         worker = cls.__new__(cls)
-        worker._start(preload)
+        worker._start(preload, ahead)
         return worker
 
-    def _start(self, preload: Sequence[str]) -> None:
+    def _start(self, preload: Sequence[str], ahead: bool = False) -> None:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "heart.worker", *preload],
             stdin=subprocess.PIPE,
@@ -161,7 +190,8 @@ class Worker:
         assert self._process.stdin is not None and self._process.stdout is not None
         _widen(self._process.stdin)
         _widen(self._process.stdout)
-        self._frames = _frames(self._process.stdout)
+        frames = _frames(self._process.stdout)
+        self._frames = _read_ahead(frames) if ahead else frames
         self._running = False  # a function was given whose results are not all read
         self._sending: threading.Thread | None = None
 
@@ -201,8 +231,7 @@ class Worker:
 
     def results(self) -> Iterator[Any]:
         """What the function gives, in order; its refusal or failure where it happened. Read
-        here, not by a thread of this process: a reading thread and this one would hand the
-        interpreter to each other at every block of the pipe."""
+        here as it is asked for, unless the worker was started with ``ahead``."""
         if not self._running:
             raise RuntimeError("the worker has no function to run: submit one first")
         for frame in self._frames:

@@ -40,7 +40,8 @@ class ReadAhead:
     stops it early)."""
 
     def __init__(self, readers: list[Reader]) -> None:
-        self._worker = Worker(read_files, readers)
+        self._worker = Worker.started(ahead=True)  # it reads on while the rows are stored
+        self._worker.submit(read_files, readers)
         self._results = self._worker.results()
         self._left = len(readers)
 
