@@ -129,8 +129,8 @@ def test_a_refusal_while_reading_ahead_ends_the_reading_where_it_happened(
     ahead.close()
 
 
-def _reads(rows: int) -> list[list[tuple[int, dict[str, Any]]]]:
-    return [[(n, {"id": str(n)}) for n in range(1, rows + 1)]]
+def _reads(rows: int) -> list[Chunk]:
+    return [Chunk.of_rows([(n, {"id": str(n)}) for n in range(1, rows + 1)])]
 
 
 def _refuses() -> list[Any]:

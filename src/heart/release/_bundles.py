@@ -229,8 +229,9 @@ def _check_rows(
     version: int,
     plain: Container[int] = (),
     read: LinesRead | None = None,
-) -> None:
-    """Refuse unknown columns, missing ones and values the table cannot hold. Every column the
+) -> dict[str, tuple[Any, ...]]:
+    """The rows' values column by column, once every column is checked: refuse unknown
+    columns, missing ones and values the table cannot hold. Every column the
     bundle's version has is required: only a row of an older version may leave out a column the
     store gained since (COLUMNS_SINCE), and it means what such a row meant. ``plain``: the lines
     whose text ``plain_json`` found plain. ``read``: how the lines were read, their keys checked
@@ -239,7 +240,7 @@ def _check_rows(
     The chunk is looked at column by column first; only a chunk with a value that this does not
     pass is checked row by row, which names the problem."""
     if not rows:
-        return
+        return {}
     expected = carried_columns(model)
     older = {
         column: value
@@ -271,10 +272,10 @@ def _check_rows(
     if read is not None:
         read.check_keys(columns)
     everywhere = isinstance(plain, set) and len(plain) == len(rows)
-    if checked_columns(model, columns, plain=everywhere):
-        return
-    for number, record in rows:
-        check_row(model, record, f"{at} {number}", BUNDLE_FIX, plain=number in plain)
+    if not checked_columns(model, columns, plain=everywhere):
+        for number, record in rows:
+            check_row(model, record, f"{at} {number}", BUNDLE_FIX, plain=number in plain)
+    return columns
 
 
 @dataclass(frozen=True)
@@ -370,11 +371,9 @@ def _lines(path: Path, digest: str) -> Iterator[list[str]]:
             raise altered from None
 
 
-def _chunks(
-    path: Path, model: type[Base], digest: str, version: int, size: int
-) -> Iterator[list[Row]]:
+def _chunks(path: Path, model: type[Base], digest: str, version: int, size: int) -> Iterator[Chunk]:
     """The rows of a bundle's table file, ``size`` lines at a time, each parsed and checked
-    (``_check_rows``)."""
+    (``_check_rows``), column by column."""
     waiting: list[str] = []
     first = 1
     for lines in itertools.chain(_lines(path, digest), [[]]):
@@ -383,8 +382,9 @@ def _chunks(
             chunk, waiting = waiting[:size], waiting[size:]
             rows, read = read_lines(path, chunk, first)
             first += len(chunk)
-            _check_rows(path, model, rows, version, plain_lines(read.lines), read)
-            yield rows
+            columns = _check_rows(path, model, rows, version, plain_lines(read.lines), read)
+            numbers = [number for number, _ in rows]
+            yield Chunk(numbers, names=list(columns), columns=list(map(list, columns.values())))
 
 
 def read_bundle(bundle: Path) -> Bundle:
@@ -424,7 +424,7 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
         writer = RowWriter(session, lambda name, number: f"{bundle.path / name} line {number}")
         if size < READ_AHEAD_BYTES or usable_cores() < 2:
             for (name, _), read in zip(tables, readers, strict=True):
-                writer.add_table(name, map(Chunk.of_rows, read()))
+                writer.add_table(name, read())
         else:  # large: read, parsed and checked on the other core while rows are stored here
             ahead = ReadAhead(readers)
             try:

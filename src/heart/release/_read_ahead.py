@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
-from heart.release._chunk import Chunk, Packed, Row
+from heart.release._chunk import Chunk, Packed
 from heart.release._rows import collector_paused
 from heart.worker import Worker
 
-Reader = Callable[[], Iterable[list[Row]]]
+Reader = Callable[[], Iterable[Chunk]]
 """The chunks of rows of one file, read and checked (picklable: a module's function with its
 arguments bound)."""
 
@@ -28,9 +28,11 @@ def read_files(readers: list[Reader]) -> Iterator[Packed | None]:
     """In the worker: each file's chunks, packed, then END; a refusal ends the reading."""
     with collector_paused():  # the rows hold no cycles, as where they are stored
         for read in readers:
-            for rows in read():
-                if rows:  # column by column: one list a column pickles faster than a dict a row
-                    yield Chunk.of_rows(rows).packed()
+            for chunk in read():
+                if len(
+                    chunk
+                ):  # column by column: one list a column pickles faster than a dict a row
+                    yield chunk.packed()
             yield END
 
 
@@ -60,7 +62,7 @@ class ReadAhead:
         self._worker.close()
 
 
-def reader(function: Callable[..., Iterable[list[Row]]], *args: Any) -> Reader:
+def reader(function: Callable[..., Iterable[Chunk]], *args: Any) -> Reader:
     """A ``Reader`` calling ``function(*args)`` (a module-level function, so that it can be
     sent to the reading process)."""
     return partial(function, *args)
