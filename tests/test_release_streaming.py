@@ -266,6 +266,8 @@ def test_a_refused_character_in_a_line_as_export_writes_it_is_refused(
         ('"text" :"sneaked in","text":', "text"),
         ('"text":"sneaked in", "text"\t:', "text"),
         ('"spec":{"a":1,"a":2},"text":', "spec"),
+        ('"text":{"k":1,"k":2},"status":"ok","text":', "k"),  # the first given twice, nested
+        ('"text":{"k":{"k":1},"k":2}, "x":', "k"),  # nested twice in a column that holds no JSON
     ],
 )
 def test_a_key_given_twice_is_refused_however_spaced(

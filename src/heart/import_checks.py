@@ -161,6 +161,12 @@ def _json_types(model: type[Base]) -> dict[str, type]:
 
 
 @cache
+def json_columns(model: type[Base]) -> frozenset[str]:
+    """The columns of ``model``'s table that hold JSON (objects or arrays)."""
+    return frozenset(_json_types(model))
+
+
+@cache
 def _columns(model: type[Base]) -> list[tuple[str, Column[Any], type | None]]:
     """Each column of ``model``'s table with its key and the type its JSON holds (None when it
     holds no JSON), looked up once per table rather than once per row."""

@@ -25,6 +25,7 @@ from heart.import_checks import (
     check_row,
     checked_columns,
     describe,
+    json_columns,
     plain_lines,
     unique_keys,
 )
@@ -270,7 +271,7 @@ def _check_rows(
         raise AssertionError("a row's columns differ, yet none was refused")
     columns = dict(zip(expected, values, strict=True))
     if read is not None:
-        read.check_keys(columns)
+        read.check_keys(columns, json_columns(model))
     everywhere = isinstance(plain, set) and len(plain) == len(rows)
     if not checked_columns(model, columns, plain=everywhere):
         for number, record in rows:

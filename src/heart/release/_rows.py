@@ -8,9 +8,10 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,14 @@ def file_bytes(path: Path) -> bytes:
 _SPACED_KEY = re.compile(r'"\s+:')
 
 
+def _spaced(text: str) -> bool:
+    """Whether a key of the JSON lines ``text`` may be spaced from its colon: only JSON's
+    whitespace (a space, a tab, a carriage return) may stand there, so a text without any of
+    them after a quote is not searched."""
+    quick = '" ' in text or '"\t' in text or '"\r' in text
+    return quick and _SPACED_KEY.search(text) is not None
+
+
 def _keys(value: Any) -> int:
     """How many keys the objects in a JSON value hold, nested ones counted: a level of nesting
     at a time, each level's objects and arrays gathered by comprehensions (no call an object)."""
@@ -214,19 +223,17 @@ class LinesRead:
     lines: list[tuple[int, str]]  # (number, text) of each line that gave a row
     keys: int  # the keys of those rows, nested ones not counted
 
-    def check_keys(self, columns: Mapping[str, Iterable[Any]]) -> None:
+    def check_keys(self, columns: Mapping[str, Iterable[Any]], nested: Container[str]) -> None:
         """Refuse a key given twice in a line, ``columns`` holding the chunk's values column
-        by column. Each key of a line ends in '":' when none is spaced from its colon, so no
-        line gives a key twice when the chunk holds no more of those than keys read (as in
-        ``parse_line``, a line at a time)."""
+        by column and ``nested`` naming those that may hold objects or arrays (the keys in any
+        other are not counted: a chunk with one is read again a line at a time). Each key of a
+        line ends in '":' when none is spaced from its colon, so no line gives a key twice when
+        the chunk holds no more of those than keys read (as in ``parse_line``, a line at a
+        time)."""
         text = "\n".join(line for _, line in self.lines)
-        if _SPACED_KEY.search(text) is None:
-            nested = 0
-            for values in columns.values():
-                values = list(values)
-                if {dict, list} & set(map(type, values)):
-                    nested += _keys(values)
-            if text.count('":') == self.keys + nested:
+        if not _spaced(text):
+            inner = sum(_keys(list(columns[name])) for name in columns if name in nested)
+            if text.count('":') == self.keys + inner:
                 return
         self.refuse_keys_twice()
 
@@ -499,14 +506,28 @@ class _TableAdd:
             insert_rows(self.connection, self.model, batch)
 
 
-def _empty_json(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``convert`` for a JSON column, giving an empty list or object its text at once (most
-    rows hold one), as ``convert`` writes it."""
+def _json_text(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` for a JSON column (SQLAlchemy's, which writes ``json.dumps`` of the value),
+    made quicker: an empty list or object (most rows hold one) gets its text at once, and any
+    other list or object is written by one encoder made once (``json.dumps`` makes one a
+    call), to the same text."""
     empty = {"[]": convert([]), "{}": convert({})}
+    encoder = None
+    make = getattr(json.encoder, "c_make_encoder", None)  # the C encoder json.dumps makes
+    if make is not None and convert({"é": [1.5]}) == json.dumps({"é": [1.5]}):
+        # json.dumps's own settings, without the check for cycles (there are none in JSON read)
+        encoder = make(
+            None, json.JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
+            False, False, True,
+        )  # fmt: skip
 
     def quick(value: Any) -> Any:
-        if not value and (type(value) is list or type(value) is dict):
-            return empty["[]" if type(value) is list else "{}"]
+        kind = type(value)
+        if kind is list or kind is dict:
+            if not value:
+                return empty["[]" if kind is list else "{}"]
+            if encoder is not None:
+                return "".join(encoder(value, 0))
         return convert(value)
 
     return quick
@@ -557,7 +578,7 @@ def _insert_columns(
         process = kind.bind_processor(dialect)
         values: Iterable[Any] = columns[at[key]]
         if process is not None:
-            values = map(_empty_json(process) if isinstance(kind, JSON) else process, values)
+            values = map(_json_text(process) if isinstance(kind, JSON) else process, values)
         ordered.append(values)
     connection.exec_driver_sql(statement, list(zip(*ordered, strict=True)))
 
