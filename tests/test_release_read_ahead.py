@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from heart.errors import ImportRefused
-from heart.release import _bundles, import_bundle
+from heart.release import _bundles, _read_ahead, import_bundle
 from heart.release._chunk import Chunk
 from heart.release._read_ahead import ReadAhead, reader
 
@@ -27,8 +27,11 @@ class _Watched(ReadAhead):
     """ReadAhead, each one kept to look at after the import."""
 
     def __init__(self, readers: list[Any]) -> None:
-        super().__init__(readers)
+        super().__init__(readers, _read_ahead.READERS)
         started.append(self)
+
+    def stopped(self) -> bool:
+        return all(worker._process.poll() is not None for worker in self._workers)
 
 
 @pytest.fixture
@@ -61,12 +64,15 @@ def test_a_chunk_of_rows_with_different_columns_is_inserted_a_record_at_a_time()
     assert chunk.rows() == rows
 
 
+@pytest.mark.parametrize("readers", [1, 2, 3])
 def test_a_bundle_read_ahead_stores_what_one_read_here_stores(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: list[ReadAhead]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: list[ReadAhead], readers: int
 ) -> None:
+    """However many processes read the chunks in turn (five rows each, 24 judgments)."""
+    monkeypatch.setattr(_read_ahead, "READERS", readers)
     bundle = _bundle(tmp_path, items=4)
     ahead = import_bundle(_store(tmp_path / "ahead.db"), bundle)
-    assert len(read_ahead) == 1 and read_ahead[0]._worker._process.poll() is not None
+    assert len(read_ahead) == 1 and read_ahead[0].stopped()
     monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
     here = import_bundle(_store(tmp_path / "here.db"), bundle)
     assert len(read_ahead) == 1  # the second import read its files itself
@@ -94,7 +100,7 @@ def test_a_line_refused_while_read_ahead_is_refused_as_here(
     _sign(bundle)
     message = refused_bundle(bundle, tmp_path / "refused.db")
     assert message.startswith(f"{path} line {len(lines)}: 'span_start'"), message
-    assert read_ahead and read_ahead[-1]._worker._process.poll() is not None  # store as it was
+    assert read_ahead and read_ahead[-1].stopped()  # store as it was
     monkeypatch.setattr(_bundles, "READ_AHEAD_BYTES", 1 << 40)
     assert refused_bundle(bundle, tmp_path / "here.db") == message and len(read_ahead) == 1
 
@@ -113,7 +119,7 @@ def test_a_row_refused_here_stops_the_reading_at_once(
         f"{path} line 1: 'a_id' refers to unknown completion 'nobody'; add it to the study (or "
         "the bundle) first"
     )
-    assert read_ahead[-1]._worker._process.poll() is not None
+    assert read_ahead[-1].stopped()
 
 
 def test_a_refusal_while_reading_ahead_ends_the_reading_where_it_happened(
@@ -129,9 +135,10 @@ def test_a_refusal_while_reading_ahead_ends_the_reading_where_it_happened(
     ahead.close()
 
 
-def _reads(rows: int) -> list[Chunk]:
-    return [Chunk.of_rows([(n, {"id": str(n)}) for n in range(1, rows + 1)])]
+def _reads(rows: int, part: int, parts: int) -> list[Chunk]:
+    """A file of one chunk of ``rows`` rows: the first reader's."""
+    return [Chunk.of_rows([(n, {"id": str(n)}) for n in range(1, rows + 1)])][part::parts]
 
 
-def _refuses() -> list[Any]:
+def _refuses(part: int, parts: int) -> list[Any]:
     raise ImportRefused("table.jsonl line 2: refused")

@@ -372,20 +372,24 @@ def _lines(path: Path, digest: str) -> Iterator[list[str]]:
             raise altered from None
 
 
-def _chunks(path: Path, model: type[Base], digest: str, version: int, size: int) -> Iterator[Chunk]:
+def _chunks(
+    path: Path, model: type[Base], digest: str, version: int, size: int, part: int = 0,
+    parts: int = 1,
+) -> Iterator[Chunk]:  # fmt: skip
     """The rows of a bundle's table file, ``size`` lines at a time, each parsed and checked
-    (``_check_rows``), column by column."""
+    (``_check_rows``), column by column: of every ``parts`` chunks, the one at ``part``."""
     waiting: list[str] = []
-    first = 1
+    first, place = 1, 0
     for lines in itertools.chain(_lines(path, digest), [[]]):
         waiting += lines
         while len(waiting) >= size or (waiting and not lines):
             chunk, waiting = waiting[:size], waiting[size:]
-            rows, read = read_lines(path, chunk, first)
-            first += len(chunk)
-            columns = _check_rows(path, model, rows, version, plain_lines(read.lines), read)
-            numbers = [number for number, _ in rows]
-            yield Chunk(numbers, names=list(columns), columns=list(map(list, columns.values())))
+            if place % parts == part:
+                rows, read = read_lines(path, chunk, first)
+                columns = _check_rows(path, model, rows, version, plain_lines(read.lines), read)
+                numbers = [number for number, _ in rows]
+                yield Chunk(numbers, names=list(columns), columns=list(map(list, columns.values())))
+            first, place = first + len(chunk), place + 1
 
 
 def read_bundle(bundle: Path) -> Bundle:
@@ -425,7 +429,7 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
         writer = RowWriter(session, lambda name, number: f"{bundle.path / name} line {number}")
         if size < READ_AHEAD_BYTES or usable_cores() < 2:
             for (name, _), read in zip(tables, readers, strict=True):
-                writer.add_table(name, read())
+                writer.add_table(name, read(0, 1))
         else:  # large: read, parsed and checked on the other core while rows are stored here
             ahead = ReadAhead(readers)
             try:
