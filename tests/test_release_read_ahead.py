@@ -5,15 +5,19 @@ importing process, and the reading process never outlives the import."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.dialects import postgresql
 
 from heart.errors import ImportRefused
 from heart.release import _bundles, _read_ahead, import_bundle
-from heart.release._chunk import Chunk
+from heart.release._chunk import Chunk, as_json_text, json_text
 from heart.release._read_ahead import ReadAhead, reader
+from heart.release._rows import TABLES, json_texts
+from heart.store import JudgmentRow
 
 from .docs.markdown import ROOT
 from .rows import refused_bundle
@@ -48,7 +52,9 @@ def read_ahead(monkeypatch: pytest.MonkeyPatch) -> list[ReadAhead]:
 def test_rows_packed_by_column_come_back_as_they_were() -> None:
     rows = [(3, {"id": "a", "axes": {"H": 1}, "n": None}), (5, {"n": 2, "id": "b", "axes": {}})]
     packed = Chunk.of_rows(rows).packed()
-    assert packed == ([3, 5], ["id", "axes", "n"], [["a", "b"], [{"H": 1}, {}], [None, 2]])
+    assert packed == (
+        [3, 5], ["id", "axes", "n"], [["a", "b"], [{"H": 1}, {}], [None, 2]], frozenset()
+    )  # fmt: skip
     chunk = Chunk.unpacked(packed)
     assert chunk.column("axes") == [{"H": 1}, {}] and chunk.tuples(["n", "id"]) == [
         (None, "a"),
@@ -142,3 +148,54 @@ def _reads(rows: int, part: int, parts: int) -> list[Chunk]:
 
 def _refuses(part: int, parts: int) -> list[Any]:
     raise ImportRefused("table.jsonl line 2: refused")
+
+
+def test_a_column_held_as_json_text_is_read_back_when_asked_for() -> None:
+    axes = [{"H": {"winner": "a", "strength": 2}}, {}, None]
+    values = as_json_text(axes, None)
+    assert values == ['{"H": {"winner": "a", "strength": 2}}', "{}", None]
+    assert [json_text(v) for v in ({"é": [1.5, None]}, "x\n", None)] == [
+        json.dumps(v) for v in ({"é": [1.5, None]}, "x\n", None)
+    ]
+    packed = Chunk([1, 2, 3], names=["id", "axes"], columns=[["a", "b", "c"], values],
+                   texts=frozenset({"axes"})).packed()  # fmt: skip
+    chunk = Chunk.unpacked(packed)
+    assert chunk.texts == {"axes"} and chunk.as_columns() == (
+        ["id", "axes"],
+        [["a", "b", "c"], values],
+    )
+    assert chunk.column("axes") == axes and [r["axes"] for _, r in chunk.rows()] == axes
+
+
+def test_json_columns_come_as_the_text_sqlite_stores_and_are_stored_as_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: list[ReadAhead]
+) -> None:
+    """Read ahead, a bundle's JSON columns come as their text (written by the reading
+    processes) and are stored as that text: byte for byte what SQLAlchemy writes of their
+    values, as when they come as values. PostgreSQL gets them as values."""
+    bundle = _bundle(tmp_path, items=4)
+    store = _store(tmp_path / "text.db")
+    texts = json_texts(JudgmentRow, store.engine.dialect)
+    assert texts == {"axes": "null", "refused": "null"}  # none written as JSON's null
+    read = _bundles.read_bundle(bundle)
+    path, digest = bundle / "judgments.jsonl", read.tables["judgments.jsonl"]
+    first = next(iter(_bundles._chunks(path, JudgmentRow, digest, read.version, 5, texts)))
+    assert first.texts == {"axes", "refused"} and first.as_columns() is not None
+    assert isinstance(first.as_columns()[1][first.as_columns()[0].index("axes")][0], str)
+    import_bundle(store, bundle)
+    monkeypatch.setattr(_bundles, "json_texts", lambda model, dialect: {})
+    import_bundle(_store(tmp_path / "values.db"), bundle)
+    assert len(read_ahead) == 2 and read_ahead[-1].stopped()
+    as_text, as_values = (
+        sqlite3.connect(tmp_path / "text.db"),
+        sqlite3.connect(tmp_path / "values.db"),
+    )
+    for name, model in TABLES:
+        columns = sorted(json_texts(model, store.engine.dialect))
+        if not columns:
+            continue
+        query = f"SELECT {', '.join(columns)} FROM {model.__tablename__}"
+        stored = sorted(as_text.execute(query).fetchall(), key=repr)
+        assert stored == sorted(as_values.execute(query).fetchall(), key=repr), name
+    assert as_text.execute("SELECT count(*) FROM judgments").fetchone() == (24,)
+    assert json_texts(JudgmentRow, postgresql.dialect()) == {}

@@ -8,7 +8,7 @@ import copy
 import hashlib
 import itertools
 import json
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -36,7 +36,7 @@ from heart.provenance import (
     parse_provenance,
     record_imported,
 )
-from heart.release._chunk import Chunk, Row
+from heart.release._chunk import Chunk, Row, as_json_text
 from heart.release._read_ahead import ReadAhead, reader
 from heart.release._rows import (
     BUNDLE_FIX,
@@ -47,6 +47,7 @@ from heart.release._rows import (
     carried_columns,
     decode_file,
     file_bytes,
+    json_texts,
     key_columns,
     read_lines,
     store_rows,
@@ -373,11 +374,12 @@ def _lines(path: Path, digest: str) -> Iterator[list[str]]:
 
 
 def _chunks(
-    path: Path, model: type[Base], digest: str, version: int, size: int, part: int = 0,
-    parts: int = 1,
+    path: Path, model: type[Base], digest: str, version: int, size: int,
+    texts: Mapping[str, str | None], part: int = 0, parts: int = 1,
 ) -> Iterator[Chunk]:  # fmt: skip
     """The rows of a bundle's table file, ``size`` lines at a time, each parsed and checked
-    (``_check_rows``), column by column: of every ``parts`` chunks, the one at ``part``."""
+    (``_check_rows``), column by column, the JSON columns ``texts`` as the text the store
+    writes (``json_texts``): of every ``parts`` chunks, the one at ``part``."""
     waiting: list[str] = []
     first, place = 1, 0
     for lines in itertools.chain(_lines(path, digest), [[]]):
@@ -387,8 +389,13 @@ def _chunks(
             if place % parts == part:
                 rows, read = read_lines(path, chunk, first)
                 columns = _check_rows(path, model, rows, version, plain_lines(read.lines), read)
+                values = [
+                    as_json_text(list(column), texts[name]) if name in texts else list(column)
+                    for name, column in columns.items()
+                ]
                 numbers = [number for number, _ in rows]
-                yield Chunk(numbers, names=list(columns), columns=list(map(list, columns.values())))
+                held = frozenset(texts).intersection(columns)
+                yield Chunk(numbers, names=list(columns), columns=values, texts=held)
             first, place = first + len(chunk), place + 1
 
 
@@ -420,9 +427,10 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
 
     tables = [(name, model) for name, model in TABLES if name in bundle.tables]
     readers = [
-        reader(_chunks, bundle.path / name, model, bundle.tables[name], bundle.version, CHUNK)
+        reader(_chunks, bundle.path / name, model, bundle.tables[name], bundle.version, CHUNK,
+               json_texts(model, store.engine.dialect))
         for name, model in tables
-    ]
+    ]  # fmt: skip
     size = sum((bundle.path / name).stat().st_size for name, _ in tables)
 
     def write(session: Session) -> ImportSummary:

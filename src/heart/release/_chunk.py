@@ -1,25 +1,53 @@
 """A chunk of an import's rows, held as the reader gave them: row by row (a dict a row, as a
 table file is parsed) or column by column (as a bundle's rows come back from the reading
 process). Each form is made from the other only when something asks for it, so the checks and
-the inserts that read a column at a time never build a dict a row."""
+the inserts that read a column at a time never build a dict a row. A column of JSON values may
+be held as their text (``json_text``), as the store writes them: it is read back only when its
+values are asked for."""
 
 from __future__ import annotations
 
+import json
 from operator import itemgetter
 from typing import Any
 
 Row = tuple[int, dict[str, Any]]
 """A row of a file: its line number and its record."""
 
-Packed = tuple[list[int], list[str], list[list[Any]]]
-"""A chunk column by column: line numbers, column names, each column's values."""
+Packed = tuple[list[int], list[str], list[list[Any]], frozenset[str]]
+"""A chunk column by column: line numbers, column names, each column's values, and the
+columns held as JSON text."""
+
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE = (
+    _make_encoder(
+        None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ": ",
+        ", ", False, False, True,
+    )
+    if _make_encoder is not None
+    else None
+)  # fmt: skip
+"""The C encoder ``json.dumps`` makes a call, made once, with its settings (no check for
+cycles: JSON read has none)."""
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps(value)``, by one encoder made once."""
+    return "".join(_ENCODE(value, 0)) if _ENCODE is not None else json.dumps(value)
+
+
+def as_json_text(values: list[Any], null: str | None) -> list[str | None]:
+    """A column's JSON values as the store writes them: their ``json_text``, and ``null``
+    for none."""
+    return [null if value is None else json_text(value) for value in values]
 
 
 class Chunk:
     """Rows of one table with their line numbers; ``column(name)`` and ``records()`` give them
-    either way round."""
+    either way round, with the values of a column held as JSON text (``texts``; none may be
+    held as None) read back."""
 
-    __slots__ = ("_columns", "_names", "_records", "numbers")
+    __slots__ = ("_columns", "_names", "_records", "numbers", "texts")
 
     def __init__(
         self,
@@ -28,9 +56,11 @@ class Chunk:
         names: list[str] | None = None,
         columns: list[list[Any]] | None = None,
         records: list[dict[str, Any]] | None = None,
+        texts: frozenset[str] = frozenset(),
     ) -> None:
         self.numbers = numbers
         self._names, self._columns, self._records = names, columns, records
+        self.texts = texts if columns is not None else frozenset()
 
     @classmethod
     def of_rows(cls, rows: list[Row]) -> Chunk:
@@ -38,8 +68,8 @@ class Chunk:
 
     @classmethod
     def unpacked(cls, packed: Packed) -> Chunk:
-        numbers, names, columns = packed
-        return cls(numbers, names=names, columns=columns)
+        numbers, names, columns, texts = packed
+        return cls(numbers, names=names, columns=columns, texts=texts)
 
     def __len__(self) -> int:
         return len(self.numbers)
@@ -47,7 +77,10 @@ class Chunk:
     def column(self, name: str) -> list[Any]:
         """The values of column ``name``, in row order (every row has it)."""
         if self._names is not None and self._columns is not None:
-            return self._columns[self._names.index(name)]
+            values = self._columns[self._names.index(name)]
+            if name in self.texts:
+                return [None if text is None else json.loads(text) for text in values]
+            return values
         return list(map(itemgetter(name), self.records()))
 
     def tuples(self, names: list[str] | tuple[str, ...]) -> list[tuple[Any, ...]]:
@@ -59,8 +92,9 @@ class Chunk:
         if self._records is None:
             assert self._names is not None and self._columns is not None
             names = self._names
+            columns = [self.column(name) for name in names]
             self._records = [
-                dict(zip(names, values, strict=True)) for values in zip(*self._columns, strict=True)
+                dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)
             ]
         return self._records
 
@@ -68,7 +102,8 @@ class Chunk:
         return list(zip(self.numbers, self.records(), strict=True))
 
     def as_columns(self) -> tuple[list[str], list[list[Any]]] | None:
-        """Its column names and values when every row has the same columns, else None."""
+        """Its column names and values when every row has the same columns, else None (the
+        columns of ``texts`` as their JSON text)."""
         if self._names is not None and self._columns is not None:
             return self._names, self._columns
         records = self.records()
@@ -80,8 +115,8 @@ class Chunk:
         """The chunk column by column, to send to another process: for a checked chunk, whose
         rows have the same columns (not looked at again here)."""
         if self._names is not None and self._columns is not None:
-            return self.numbers, self._names, self._columns
-        return self.numbers, *by_column(self.records())
+            return self.numbers, self._names, self._columns, self.texts
+        return self.numbers, *by_column(self.records()), frozenset()
 
 
 def by_column(records: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:

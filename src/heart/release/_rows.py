@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from sqlalchemy import (
     select,
     tuple_,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -36,7 +36,7 @@ from heart.import_checks import (
 from heart.provenance import (
     PROVENANCE_FILE,
 )
-from heart.release._chunk import Chunk, Row, by_column
+from heart.release._chunk import Chunk, Row, by_column, json_text
 from heart.store import (
     Base,
     ClassificationRow,
@@ -491,7 +491,7 @@ class _TableAdd:
         names, values = columns
         for start in range(0, len(chunk), INSERT):
             part = [column[start : start + INSERT] for column in values]
-            _insert_columns(self.connection, self.model, plain, names, part)
+            _insert_columns(self.connection, self.model, plain, names, part, chunk.texts)
 
     def _insert(self, records: list[dict[str, Any]]) -> None:
         """Insert ``records``, many rows to a statement; rows that leave out different columns
@@ -509,28 +509,43 @@ class _TableAdd:
 def _json_text(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``convert`` for a JSON column (SQLAlchemy's, which writes ``json.dumps`` of the value),
     made quicker: an empty list or object (most rows hold one) gets its text at once, and any
-    other list or object is written by one encoder made once (``json.dumps`` makes one a
-    call), to the same text."""
+    other list or object is written by one encoder made once (``json_text``), to the same
+    text."""
     empty = {"[]": convert([]), "{}": convert({})}
-    encoder = None
-    make = getattr(json.encoder, "c_make_encoder", None)  # the C encoder json.dumps makes
-    if make is not None and convert({"é": [1.5]}) == json.dumps({"é": [1.5]}):
-        # json.dumps's own settings, without the check for cycles (there are none in JSON read)
-        encoder = make(
-            None, json.JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ",
-            False, False, True,
-        )  # fmt: skip
+    same = convert(_SAMPLE) == json.dumps(_SAMPLE)
 
     def quick(value: Any) -> Any:
         kind = type(value)
         if kind is list or kind is dict:
             if not value:
                 return empty["[]" if kind is list else "{}"]
-            if encoder is not None:
-                return "".join(encoder(value, 0))
+            if same:
+                return json_text(value)
         return convert(value)
 
     return quick
+
+
+_SAMPLE = {"é": [1.5, None, "\n"]}
+
+
+def json_texts(model: type[Base], dialect: Dialect) -> dict[str, str | None]:
+    """The JSON columns of ``model``'s table that ``dialect`` (SQLite) stores as the text
+    ``json.dumps`` gives, each with what it stores for none: an import may carry their values
+    as that text (``Chunk.texts``), written by the process that reads them."""
+    if dialect.name != "sqlite":
+        return {}
+    out: dict[str, str | None] = {}
+    for column in Base.metadata.tables[str(model.__tablename__)].columns:
+        kind = column.type.dialect_impl(dialect)
+        process = kind.bind_processor(dialect)
+        if (
+            isinstance(kind, JSON)
+            and process is not None
+            and process(_SAMPLE) == json.dumps(_SAMPLE)
+        ):
+            out[str(column.key)] = process(None)
+    return out
 
 
 def _plain_statement(
@@ -565,10 +580,12 @@ def _insert_columns(
     plain: tuple[str, list[str]],
     names: list[str],
     columns: list[list[Any]],
+    texts: Container[str] = (),
 ) -> None:
     """Insert rows given column by column (``names``) into ``model``'s table with ``plain``,
     the statement ``_plain_statement`` made for them, each value converted as SQLAlchemy
-    converts it (JSON to its text) but without SQLAlchemy's work per row."""
+    converts it (JSON to its text) but without SQLAlchemy's work per row; the columns
+    ``texts`` come as their text already (``json_texts``)."""
     statement, order = plain
     table, dialect = Base.metadata.tables[str(model.__tablename__)], connection.dialect
     at = {name: i for i, name in enumerate(names)}
@@ -577,7 +594,7 @@ def _insert_columns(
         kind = table.c[key].type.dialect_impl(dialect)
         process = kind.bind_processor(dialect)
         values: Iterable[Any] = columns[at[key]]
-        if process is not None:
+        if process is not None and key not in texts:
             values = map(_json_text(process) if isinstance(kind, JSON) else process, values)
         ordered.append(values)
     connection.exec_driver_sql(statement, list(zip(*ordered, strict=True)))
