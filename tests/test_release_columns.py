@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,10 @@ import pytest
 from sqlalchemy import Index, inspect, text
 from sqlalchemy.orm import Session
 
-from heart import import_checks
+from heart import import_checks, pipeline
 from heart.errors import ImportRefused
 from heart.import_checks import MAX_INT, check_row, checked_columns
-from heart.release import _rows, import_bundle
+from heart.release import _bundles, _rows, import_bundle
 from heart.release._rows import REFERENCES, TABLES, ImportSummary, store_rows
 from heart.store import JudgmentRow, RationaleCodeRow, Store, open_store
 
@@ -319,3 +320,38 @@ def test_a_json_column_is_written_as_sqlalchemy_writes_it() -> None:
         assert quick({"é": [1.5, None]}) == '{"\\u00e9": [1.5, null]}'
     finally:
         store.close()
+
+
+def test_a_new_study_from_a_bundle_is_written_without_the_write_ahead_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into a new folder (a store nobody else can open yet), the rows go through a rollback
+    journal, and the store keeps its write-ahead log afterwards; into a study that has its
+    store, and when refused, the log stays throughout."""
+    bundle = _bundle(tmp_path, items=2)
+    seen: list[str] = []
+    add_table = _rows.RowWriter.add_table
+
+    def watched(writer: _rows.RowWriter, name: str, chunks: Any) -> None:
+        seen.append(writer.connection.exec_driver_sql("PRAGMA journal_mode").scalar())
+        add_table(writer, name, chunks)
+
+    monkeypatch.setattr(_bundles.RowWriter, "add_table", watched)
+    summary = pipeline.import_into(tmp_path / "fresh", bundle)
+    assert summary.added["judgments.jsonl"] == 12 and set(seen) == {"delete"}
+    placed = sqlite3.connect(tmp_path / "fresh" / "heart.db")  # opened anew, without heart
+    assert placed.execute("PRAGMA journal_mode").fetchone() == ("wal",)  # the log is back
+    placed.close()
+    seen.clear()
+    store = open_store(f"sqlite:///{tmp_path / 'copy.db'}")
+    assert import_bundle(store, bundle).added["judgments.jsonl"] == 12
+    assert set(seen) == {"wal"}
+    seen.clear()
+    path = bundle / "rationale_codes.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = json.loads(lines[-1]) | {"span_start": "seven"}
+    path.write_text("".join(lines[:-1]) + json.dumps(bad) + "\n", encoding="utf-8")
+    _sign(bundle)
+    with pytest.raises(ImportRefused, match="'span_start'"):
+        pipeline.import_into(tmp_path / "refused", bundle)
+    assert "delete" in seen and not (tmp_path / "refused").exists()

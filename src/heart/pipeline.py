@@ -631,8 +631,8 @@ def import_into(root: Path, path: Path, table: str | None = None) -> ImportSumma
                 return import_bundle(study.store, path)
         bundle = read_bundle(path)
         config_text = bundle_study_file(bundle.study_file, str(path / STUDY_FILE))
-        with staged_study(root, config_text) as study:
-            return store_bundle(study.store, bundle).all_new()
+        with staged_study(root, config_text) as study:  # a new store nobody else can open
+            return store_bundle(study.store, bundle, alone=True).all_new()
     if table is None:
         raise HeartError(
             f"{path} is a file: say what it holds with --table completions, --table judgments "

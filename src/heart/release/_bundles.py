@@ -418,12 +418,13 @@ def read_bundle(bundle: Path) -> Bundle:
     return Bundle(bundle, version, texts[STUDY_FILE], tables, provenance)
 
 
-def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
+def store_bundle(store: Store, bundle: Bundle, *, alone: bool = False) -> ImportSummary:
     """Add a read bundle's rows to ``store`` in one transaction: all rows or none. Each table is
     read, checked and stored a chunk at a time, in dependency order, so that memory holds one
     chunk of rows and the keys later tables refer to. When it adds any, the provenance of the
     study it came from is kept beside the importing study's own (``provenance.json`` in the
-    summary), never in its place."""
+    summary), never in its place. ``alone``: ``store`` is new and no other process can open it
+    (a staged study's), so the rows are written without the write-ahead log."""
 
     tables = [(name, model) for name, model in TABLES if name in bundle.tables]
     readers = [
@@ -454,7 +455,7 @@ def store_bundle(store: Store, bundle: Bundle) -> ImportSummary:
                 summary.unchanged[PROVENANCE_FILE] = unchanged
         return summary
 
-    return store_rows(store, bundle.path, write)
+    return store_rows(store, bundle.path, write, alone=alone)
 
 
 def import_bundle(store: Store, bundle: Path) -> ImportSummary:

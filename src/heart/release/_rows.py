@@ -763,21 +763,28 @@ import's tables stay in memory instead of being read and written back page by pa
 
 
 @contextmanager
-def _import_session(store: Store) -> Iterator[Session]:
+def _import_session(store: Store, alone: bool = False) -> Iterator[Session]:
     """A session for one import's transaction, committed on success and rolled back on any
     error. On SQLite its connection gets a larger page cache, and leaves the references to the
     import (which checks each against the store before it inserts a row: RowWriter) instead of
-    looking each up again; both are the connection's own again once the transaction ends."""
+    looking each up again; both are the connection's own again once the transaction ends.
+    ``alone``: the store is new and no other process can open it (a staged study's), so the
+    import writes through a rollback journal, not the write-ahead log, which would write every
+    page twice (once into the log, once into the store); the log is back once it is done."""
+    if alone:
+        store.engine.dispose()  # no other connection of this process: the journal can change
     with store.engine.connect() as connection:
         sqlite = connection.dialect.name == "sqlite"
         before: tuple[Any, ...] = ()
         if sqlite:  # outside any transaction: SQLite ignores foreign_keys inside one
             before = tuple(
                 connection.exec_driver_sql(f"PRAGMA {name}").scalar()
-                for name in ("cache_size", "foreign_keys")
+                for name in ("cache_size", "foreign_keys", "journal_mode")
             )
             connection.exec_driver_sql(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            if alone:  # refused (the mode stays) while another connection has the store open
+                connection.exec_driver_sql("PRAGMA journal_mode=DELETE")
             connection.commit()
         try:
             with store.sessions(bind=connection) as session, session.begin():
@@ -785,9 +792,11 @@ def _import_session(store: Store) -> Iterator[Session]:
         finally:
             if sqlite:
                 connection.rollback()  # nothing open: the session committed or rolled back
-                cache, keys = before
+                cache, keys, journal = before
                 connection.exec_driver_sql(f"PRAGMA cache_size={int(cache or 0)}")
                 connection.exec_driver_sql(f"PRAGMA foreign_keys={'ON' if keys else 'OFF'}")
+                if alone:
+                    connection.exec_driver_sql(f"PRAGMA journal_mode={journal}")
                 connection.commit()
 
 
@@ -806,16 +815,17 @@ def collector_paused() -> Iterator[None]:
 
 
 def store_rows(
-    store: Store, source: Path, write: Callable[[Session], ImportSummary]
+    store: Store, source: Path, write: Callable[[Session], ImportSummary], *, alone: bool = False
 ) -> ImportSummary:
-    """Run ``write`` in one transaction, all or nothing. When another import stores some of the
+    """Run ``write`` in one transaction, all or nothing (``alone``: in a store no other process
+    can open, see ``_import_session``). When another import stores some of the
     same rows at the same moment, the store refuses the second of them as a duplicate (or, on
     PostgreSQL, ends one transaction as a deadlock): ``write`` then runs again, reading the
     other import's rows as already stored. A refusal that outlasts RACE_ATTEMPTS runs, or a
     store locked too long, is reported in one line naming ``source``; nothing is imported."""
     for attempt in range(1, RACE_ATTEMPTS + 1):
         try:
-            with _import_session(store) as session, collector_paused():
+            with _import_session(store, alone) as session, collector_paused():
                 return write(session)
         except IntegrityError as exc:
             problem = _first_line(exc)
