@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,3 +216,18 @@ def test_a_worker_started_ahead_runs_on_while_the_caller_is_busy(ahead: bool) ->
     worker.close()
     assert len(made) == 7
     assert (made[-1] < woke) is ahead
+
+
+def test_closing_a_worker_started_ahead_ends_its_reading_thread() -> None:
+    """Closed before its results are read, a worker started ahead leaves no thread holding a
+    full queue of frames behind."""
+    before = threading.active_count()
+    worker = Worker.started(ahead=True)
+    worker.submit(_stamped, 100)  # far more than the queue and the pipe hold
+    next(worker.results())
+    time.sleep(1)  # the queue fills
+    worker.close()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before

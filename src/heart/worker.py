@@ -191,6 +191,7 @@ class Worker:
         _widen(self._process.stdin)
         _widen(self._process.stdout)
         frames = _frames(self._process.stdout)
+        self._ahead = ahead
         self._frames = _read_ahead(frames) if ahead else frames
         self._running = False  # a function was given whose results are not all read
         self._sending: threading.Thread | None = None
@@ -256,6 +257,9 @@ class Worker:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        if self._ahead:  # what the reading thread holds, up to the pipe's end: the thread ends
+            for _ in self._frames:
+                pass
         self._sent()  # the pipe is broken: a value still being written is dropped
         for pipe in (self._process.stdin, self._process.stdout):
             if pipe is not None:
