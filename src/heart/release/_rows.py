@@ -512,7 +512,7 @@ def _json_text(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     other list or object is written by one encoder made once (``json_text``), to the same
     text."""
     empty = {"[]": convert([]), "{}": convert({})}
-    same = convert(_SAMPLE) == json.dumps(_SAMPLE)
+    same = _writes_dumps(convert)
 
     def quick(value: Any) -> Any:
         kind = type(value)
@@ -529,6 +529,11 @@ def _json_text(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
 _SAMPLE = {"é": [1.5, None, "\n"]}
 
 
+def _writes_dumps(convert: Callable[[Any], Any]) -> bool:
+    """Whether a JSON column's ``convert`` writes the text ``json.dumps`` gives."""
+    return bool(convert(_SAMPLE) == json.dumps(_SAMPLE))
+
+
 def json_texts(model: type[Base], dialect: Dialect) -> dict[str, str | None]:
     """The JSON columns of ``model``'s table that ``dialect`` (SQLite) stores as the text
     ``json.dumps`` gives, each with what it stores for none: an import may carry their values
@@ -539,11 +544,7 @@ def json_texts(model: type[Base], dialect: Dialect) -> dict[str, str | None]:
     for column in Base.metadata.tables[str(model.__tablename__)].columns:
         kind = column.type.dialect_impl(dialect)
         process = kind.bind_processor(dialect)
-        if (
-            isinstance(kind, JSON)
-            and process is not None
-            and process(_SAMPLE) == json.dumps(_SAMPLE)
-        ):
+        if isinstance(kind, JSON) and process is not None and _writes_dumps(process):
             out[str(column.key)] = process(None)
     return out
 
