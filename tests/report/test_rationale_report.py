@@ -124,7 +124,8 @@ def test_a_large_studys_figures_computed_in_another_process_are_the_same(
     }
     assert here.rationales is not None and here.rationales.codes is not None
     assert len(here.rationales.codes) > 0 and here.rationale_files is None
-    assert aside.rationales is not None and aside.rationales.codes is None  # only in the files
+    assert aside.rationales is not None and aside.rationales.codes is not None
+    assert list(aside.rationales.codes) == list(here.rationales.codes)  # every code, as here
     made = {name: text for name, text in csv_files(here).items() if "rationale" in name}
     assert aside.rationale_files == made and "rationale-codes.csv" in made
 

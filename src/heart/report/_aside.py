@@ -10,12 +10,13 @@ once: a second one would spend on its imports about what it saves. The results a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import Any
 
 from sqlalchemy import func, select
 
 from heart.analyses import Comparisons, RationaleReport, analyse_rationales
-from heart.analyses._rationales import rationale_coders, rationale_figures, read_codes
+from heart.analyses._rationales import Codes, rationale_coders, rationale_figures, read_codes
 from heart.config import StudyConfig
 from heart.cores import usable_cores
 from heart.garbage import fewer_collections
@@ -33,11 +34,11 @@ more than it saves)."""
 
 
 @fewer_collections()
-def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict[str, str]]:
+def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict[str, str], Any]:
     """In the other process: the rationale figures of a study with the settings ``config`` and
-    the store at ``url`` (opened read-only), without the list of every code, and their CSV
-    files, that list among them. The codes are read first; the comparisons are then taken from
-    the caller (``ReportAside.give``)."""
+    the store at ``url`` (opened read-only), their CSV files, and the columns of every code
+    apart (without the comparisons, which the caller holds). The codes are read first; the
+    comparisons are then taken from the caller (``ReportAside.give``)."""
     store = open_store(url, read_only=True)
     try:
         coders = rationale_coders(RULE_CODER, _llm_coder(config))
@@ -49,8 +50,9 @@ def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict
     report = rationale_figures(
         stored, comparisons, rounds=ratings.bootstrap_rounds, seed=config.seed, level=ratings.level
     )
-    files = rationale_csv(report)
-    return replace(report, codes=None), files  # every code is in the files: not sent back
+    files, codes = rationale_csv(report), report.codes
+    columns = None if codes is None else [getattr(codes, f.name) for f in fields(codes)[1:]]
+    return replace(report, codes=None), files, columns
 
 
 def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
@@ -87,10 +89,12 @@ class ReportAside:
         rationale figures; this process goes on meanwhile."""
         self._worker.send(comparisons)
 
-    def rationales(self) -> tuple[RationaleReport, dict[str, str]]:
-        """The rationale figures (without the list of every code) and their CSV files."""
-        made: tuple[RationaleReport, dict[str, str]] = next(self._worker.results())
-        return made
+    def rationales(self, comparisons: Comparisons) -> tuple[RationaleReport, dict[str, str]]:
+        """The rationale figures and their CSV files; ``comparisons``: those given."""
+        report, files, columns = next(self._worker.results())
+        if columns is not None:
+            report = replace(report, codes=Codes(comparisons, *columns))
+        return report, files
 
     def draw(self, figures: Mapping[str, Callable[[], bytes]]) -> None:
         """Start drawing ``figures`` (key → draw)."""

@@ -214,7 +214,7 @@ def _facts(
     if aside is None:
         facts.rationales = rationale_report(study, comparisons)
     else:
-        facts.rationales, facts.rationale_files = aside.rationales()
+        facts.rationales, facts.rationale_files = aside.rationales(comparisons)
     return facts
 
 
