@@ -1,5 +1,7 @@
 """Style-control speed: the 1,000-round conversation bootstrap of the style-controlled
-Bradley–Terry fit, all rounds batched (``bootstrap_style_controlled``) against refitting the
+Bradley–Terry fit as a board runs it (``bootstrap_style_controlled`` with its default method,
+which on this design takes one Newton step per round from the full fit), against refitting
+every round to convergence, all rounds batched (``method="refit"``), and against refitting the
 model alone on every round (``fit_style_design`` per round from the full estimate, to the same
 tolerance: the method before the rounds were batched).
 
@@ -11,7 +13,9 @@ follow strength plus length.
     .venv/bin/python bench/style_speed.py [--rounds 1000] [--reference-rounds 1000]
 
 The per-round refit runs ``--reference-rounds`` rounds (its 1,000-round time projected from
-them when fewer); the two agree round by round on those. Prints the speed-up last.
+them when fewer); the batched refit agrees with it round by round on those, and the default's
+interval ends are compared with the refit's. Prints the default's speed-up over the per-round
+refit last.
 """
 
 from __future__ import annotations
@@ -103,11 +107,26 @@ def main() -> None:
         f"comparison rows, {len(design.features)} features, {args.rounds:,} rounds"
     )
     begin = time.perf_counter()
-    boot = bootstrap_style_controlled(
+    default = bootstrap_style_controlled(
         design, conversations=CONVERSATIONS, rounds=args.rounds, seed=args.seed
     )
+    fast = time.perf_counter() - begin
+    print(
+        f"default ({default.method}): {fast:.2f} s ({default.stepped_rounds} rounds settled by "
+        "one step)"
+    )
+    begin = time.perf_counter()
+    boot = bootstrap_style_controlled(
+        design, conversations=CONVERSATIONS, rounds=args.rounds, seed=args.seed, method="refit"
+    )
     batched = time.perf_counter() - begin
-    print(f"batched: {batched:.2f} s ({boot.separated_rounds} separated rounds)")
+    print(f"batched refit: {batched:.2f} s ({boot.separated_rounds} separated rounds)")
+    ends = max(np.abs(default.low - boot.low).max(), np.abs(default.high - boot.high).max())
+    rounds_gap = float(np.nanmax(np.abs(default.elo_rounds - boot.elo_rounds)))
+    print(
+        f"default against refit: interval ends within {ends:.3f} Elo, rounds within "
+        f"{rounds_gap:.3f} Elo"
+    )
 
     elo, reference = per_round_refit(design, args.reference_rounds, args.rounds, args.seed)
     projected = reference * args.rounds / args.reference_rounds
@@ -116,8 +135,12 @@ def main() -> None:
         f"per-round refit: {reference:.2f} s for {args.reference_rounds:,} rounds"
         + ("" if args.reference_rounds == args.rounds else f", {projected:.1f} s projected")
     )
-    print(f"sanity: the two, round by round, max abs difference {gap:.2e} Elo")
-    print(f"{projected / batched:.0f}x faster ({projected:.1f} s -> {batched:.2f} s)")
+    print(f"sanity: batched and per-round refits, round by round, max abs difference {gap:.2e} Elo")
+    print(f"batched refit {projected / batched:.0f}x faster than per-round refit")
+    print(
+        f"{projected / fast:.0f}x faster by default than per-round refit "
+        f"({projected:.1f} s -> {fast:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

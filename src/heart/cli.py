@@ -854,9 +854,9 @@ def leaderboard(
 ) -> None:
     """Print a leaderboard in the terminal (default: LLM judges, all items); with --axes, its
     five-axis profile under it. With ratings.weights in study.yaml the board also shows the
-    weighted composite of the axes beside the overall Elo, which stays the ranking; with
-    ratings.style_control, each row's second line (SC) gives its style-controlled Elo and
-    interval."""
+    weighted composite of the axes beside the overall Elo, which stays the ranking; unless
+    ratings.style_control is false, each row's second line (SC) gives its style-controlled Elo
+    and interval."""
     from heart.report import gather_boards, terminal_conclusions, terminal_profile, terminal_table
 
     if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):

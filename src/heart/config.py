@@ -636,10 +636,17 @@ class RatingsSpec(Strict):
         "to the study folder; the report sets Elo and win rate against it",
     )
     style_control: bool = Field(
-        False,
+        True,
         description="also fit every board with style covariates (reply length in words, "
         "questions, markdown elements, overlap with generic warmth): a style-controlled Elo "
         "with its interval beside the plain one, the coefficients, and an ablation",
+    )
+    style_bootstrap: Literal["auto", "one-step", "refit"] = Field(
+        "auto",
+        description="how each conversation-bootstrap round of the style fit is fitted: refit "
+        "(to convergence), one-step (one Newton step from the full fit; a fraction of an Elo "
+        "point from refitting on large boards, and far cheaper), auto (one-step from 10 million "
+        "rows × rounds, else refit)",
     )
     warmth_phrases: list[str] = Field(
         default_factory=list,

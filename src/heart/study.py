@@ -48,7 +48,8 @@ class Study:
 
     def style_inputs(self, completions: Iterable[str]) -> StyleInputs | None:
         """What the boards need to control for style (None when ``ratings.style_control`` is
-        off): the texts of ``completions`` and the generic-warmth phrases."""
+        off): the texts of ``completions``, the generic-warmth phrases and the bootstrap's
+        method."""
         from heart.analyses import StyleInputs, load_reply_texts, warmth_phrases
 
         ratings = self.config.ratings
@@ -60,6 +61,7 @@ class Study:
         return StyleInputs(
             load_reply_texts(self.store, completions),
             warmth_phrases(ratings.warmth_phrases, controls),
+            ratings.style_bootstrap,
         )
 
     def use_prompt(self, name: str, version: str = "v1") -> Prompt:

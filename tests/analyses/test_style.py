@@ -82,7 +82,7 @@ def test_board_with_style_control_shows_the_controlled_elo_and_coefficients(stor
         s.commit()
     comparisons = load_comparisons(store)
     texts = load_reply_texts(store, comparisons.completions)
-    style = build_style_control(comparisons, texts, DEFAULT_WARMTH, rounds=50)
+    style = build_style_control(comparisons, StyleInputs(texts, DEFAULT_WARMTH), rounds=50)
     # Only length and questions differ; markdown and warmth are the same everywhere.
     assert [c.feature for c in style.coefficients] == ["length"]
     assert {name for name, _ in style.dropped} == {"questions", "markdown", "warmth"}
@@ -97,16 +97,17 @@ def test_board_with_style_control_shows_the_controlled_elo_and_coefficients(stor
     assert -1.0 <= ablation.kendall_tau <= 1.0
 
 
-def test_study_switch_puts_style_elo_on_the_board(tmp_path: Path) -> None:
+def test_style_elo_is_on_the_board_unless_the_study_turns_it_off(tmp_path: Path) -> None:
     root = make_study(tmp_path / "s")
-    with open_study(root, read_only=True) as study:
-        plain = pipeline.leaderboard(study).to_pandas().set_index("system")
-    study_file = root / "study.yaml"
-    study_file.write_text(study_file.read_text() + "ratings: {style_control: true}\n")
     with open_study(root, read_only=True) as study:
         board = pipeline.leaderboard(study)
     frame = board.to_pandas().set_index("system")
-    assert plain["style_elo"].isna().all()  # off by default: no style-controlled Elo
+    study_file = root / "study.yaml"
+    study_file.write_text(study_file.read_text() + "ratings: {style_control: false}\n")
+    with open_study(root, read_only=True) as study:
+        plain = pipeline.leaderboard(study)
+    assert plain.leaderboard.style is None
+    assert plain.to_pandas()["style_elo"].isna().all()  # turned off: no style-controlled Elo
     # Two verdicts of one conversation: every reply feature is determined by the two systems
     # or never differs, so all are dropped and the controlled Elo is the plain Elo.
     style = board.leaderboard.style

@@ -102,7 +102,9 @@ def test_terminal_board_shows_the_style_controlled_elo_under_the_plain_one(
     assert controlled in lines[at + 1]
     assert f"{long.style_low:.0f}–{long.style_high:.0f}" in lines[at + 1]
     assert "SC (second line): Elo and CI controlled for" in " ".join(text.split())
-    plain_board = gather_boards(Study(tmp_path, parse_study(CONFIG % ""), store))
+    plain_board = gather_boards(
+        Study(tmp_path, parse_study(CONFIG % ", style_control: false"), store)
+    )
     shown = Console(record=True, width=80)
     shown.print(terminal_table(plain_board, plain_board.find("llm", "all")))
     assert "SC" not in shown.export_text()

@@ -227,7 +227,7 @@ def test_batched_rounds_are_the_fits_of_each_round_alone() -> None:
     words = np.array([20, 60, 30, 90, 40, 25.0])
     a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.8, 3000, 10, 60)
     design = style_design(a, b, outcome, strength, 6, sa, sb, FEATURES, conv)
-    boot = bootstrap_style_controlled(design, conversations=60, rounds=60, seed=4)
+    boot = bootstrap_style_controlled(design, conversations=60, rounds=60, seed=4, method="refit")
     elo, coefficients, separated = _refit_each_round(design, 60, 60, 4)
     assert separated == boot.separated_rounds == 0
     np.testing.assert_allclose(boot.elo_rounds, elo, atol=1e-6, rtol=0)
@@ -244,7 +244,7 @@ def test_rounds_that_separate_or_leave_a_system_out_match_their_own_fits() -> No
     words = np.array([20, 40, 30, 60, 35.0])
     a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.5, 24, 12, 10)
     design = style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
-    boot = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2)
+    boot = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="refit")
     elo, coefficients, separated = _refit_each_round(design, 10, 80, 2)
     assert 0 < boot.separated_rounds == separated < 80
     left_out = np.isnan(boot.elo_rounds).any(axis=1)
@@ -252,3 +252,82 @@ def test_rounds_that_separate_or_leave_a_system_out_match_their_own_fits() -> No
     np.testing.assert_array_equal(np.isnan(boot.elo_rounds), np.isnan(elo))
     np.testing.assert_allclose(boot.elo_rounds, elo, atol=1e-6, rtol=0)
     np.testing.assert_allclose(boot.coefficient_rounds, coefficients, atol=1e-8, rtol=0)
+
+
+def _one_step_by_hand(design: StyleDesign, weight: Floats) -> Floats:
+    """One Newton step of a round (row weights ``weight``) from the full fit, with the score and
+    Hessian of statsmodels' binomial GLM on the same rows; Elo centred on 1500."""
+    full = fit_style_design(design)
+    start = np.concatenate([full.theta, full.coefficients])
+    on = weight > 0  # the round's rows
+    total = design.won_a[on] + design.won_b[on]
+    model = sm.GLM(
+        design.won_a[on] / total,
+        design.x[on],
+        family=sm.families.Binomial(),
+        var_weights=total * weight[on],
+    )
+    step = np.linalg.pinv(-model.hessian(start)) @ model.score(start)
+    theta = (start + step)[: design.n_systems]
+    elo = elo_from_theta(theta)
+    return elo - elo.mean() + 1500.0
+
+
+def _large_design(seed: int) -> StyleDesign:
+    theta = np.array([0.5, 0.35, 0.3, 0.1, 0.0, -0.1, -0.3, -0.5])
+    words = np.array([20, 60, 30, 90, 40, 25, 70, 50.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.6, 40_000, seed, 200)
+    return style_design(a, b, outcome, strength, 8, sa, sb, FEATURES, conv)
+
+
+def test_a_one_step_round_is_one_newton_step_from_the_full_fit() -> None:
+    design = _large_design(21)
+    boot = bootstrap_style_controlled(
+        design, conversations=200, rounds=30, seed=3, method="one-step"
+    )
+    assert boot.method == "one-step" and boot.stepped_rounds == 30
+    counts = conversation_draws(200, rounds=30, seed=3)
+    for i in (0, 7, 29):
+        expected = _one_step_by_hand(design, counts[i, design.conversation])
+        np.testing.assert_allclose(boot.elo_rounds[i], expected, atol=1e-6, rtol=0)
+
+
+def test_one_step_intervals_are_within_an_elo_point_of_refitting_on_a_large_design() -> None:
+    design = _large_design(22)
+    one = bootstrap_style_controlled(design, conversations=200, rounds=400, seed=1)
+    refit = bootstrap_style_controlled(
+        design, conversations=200, rounds=400, seed=1, method="refit"
+    )
+    assert one.method == "one-step" and refit.method == "refit"  # 40,000 rows: auto steps once
+    assert one.stepped_rounds == 400 and refit.stepped_rounds == 0
+    gap = np.abs(one.elo_rounds - refit.elo_rounds)
+    assert 0 < gap.max() < 1.0  # not the same computation, and close to it
+    assert np.abs(one.low - refit.low).max() < 0.5
+    assert np.abs(one.high - refit.high).max() < 0.5
+    np.testing.assert_allclose(one.coefficient_low, refit.coefficient_low, atol=0.01)
+
+
+def test_a_round_whose_step_is_too_long_is_refitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from heart.stats import _style_bootstrap
+
+    design = _large_design(23)
+    refit = bootstrap_style_controlled(design, conversations=200, rounds=40, seed=2, method="refit")
+    monkeypatch.setattr(_style_bootstrap, "ONE_STEP_LIMIT", 0.0)
+    one = bootstrap_style_controlled(
+        design, conversations=200, rounds=40, seed=2, method="one-step"
+    )
+    assert one.stepped_rounds == 0
+    np.testing.assert_allclose(one.elo_rounds, refit.elo_rounds, atol=1e-6, rtol=0)
+
+
+def test_auto_refits_a_small_design_and_an_unknown_method_is_refused() -> None:
+    theta = np.array([0.6, 0.3, 0.0, -0.2])
+    words = np.array([20, 60, 30, 90.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.8, 500, 10, 20)
+    design = style_design(a, b, outcome, strength, 4, sa, sb, FEATURES, conv)
+    auto = bootstrap_style_controlled(design, conversations=20, rounds=50, seed=4)
+    refit = bootstrap_style_controlled(design, conversations=20, rounds=50, seed=4, method="refit")
+    assert auto.method == "refit"
+    np.testing.assert_array_equal(auto.elo_rounds, refit.elo_rounds)
+    with pytest.raises(ValueError, match="method must be one of auto, one-step, refit"):
+        bootstrap_style_controlled(design, conversations=20, rounds=5, method="newton")  # type: ignore[arg-type]

@@ -367,8 +367,7 @@ def build_leaderboard(
         None
         if style is None
         else build_style_control(
-            comparisons, style.texts, style.warmth, rounds=rounds, seed=seed, level=level,
-            anchor=anchor,
+            comparisons, style, rounds=rounds, seed=seed, level=level, anchor=anchor
         )
     )  # fmt: skip
     if styled is not None:

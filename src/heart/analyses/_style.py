@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
@@ -24,7 +24,12 @@ import numpy.typing as npt
 from sqlalchemy import select
 
 from heart.analyses._comparisons import Comparisons
-from heart.stats import bootstrap_style_controlled, fit_style_design, style_design
+from heart.stats import (
+    StyleBootstrapMethod,
+    bootstrap_style_controlled,
+    fit_style_design,
+    style_design,
+)
 from heart.store import CompletionRow, Store
 
 STYLE_FEATURES = ("length", "questions", "markdown", "warmth")
@@ -106,11 +111,27 @@ def warmth_phrases(configured: Sequence[str], control_replies: Sequence[str]) ->
 
 @dataclass(frozen=True)
 class StyleInputs:
-    """What a board needs to control for style: each completion's text by id, and the
-    generic-warmth phrases (``warmth_phrases``)."""
+    """What a board needs to control for style: each completion's text by id, the
+    generic-warmth phrases (``warmth_phrases``) and the bootstrap's method
+    (``bootstrap_style_controlled``). Each reply's style is counted once for every board."""
 
     texts: Mapping[str, str]
     warmth: tuple[str, ...]
+    method: StyleBootstrapMethod = "auto"
+    _counted: dict[str, tuple[int, int, int, int]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def counts(self, completions: Sequence[str]) -> npt.NDArray[np.float64]:
+        """(completions, features): the ``STYLE_FEATURES`` counts of each reply."""
+        pairs = None
+        for cid in completions:
+            if cid not in self._counted:
+                pairs = warmth_pairs(self.warmth) if pairs is None else pairs
+                self._counted[cid] = reply_style(self.texts[cid], pairs)
+        return np.asarray([self._counted[cid] for cid in completions], dtype=np.float64).reshape(
+            -1, len(STYLE_FEATURES)
+        )
 
 
 @dataclass(frozen=True)
@@ -130,7 +151,8 @@ class StyleControl:
     the plain board's scale), the coefficients, and the features dropped with the reason.
     ``separated``: the fit needed the ridge guard; ``separated_rounds``: the bootstrap rounds
     that did; ``preliminary``: why the fit as a whole is not firm (empty when it is; the board
-    sets it)."""
+    sets it); ``method``: how the rounds were fitted (``refit`` or ``one-step``) and
+    ``stepped_rounds`` how many one step settled."""
 
     systems: list[str]
     elo: npt.NDArray[np.float64]
@@ -142,26 +164,24 @@ class StyleControl:
     rounds: int
     separated_rounds: int = 0
     preliminary: tuple[str, ...] = ()
+    method: str = "refit"
+    stepped_rounds: int = 0
 
 
 def build_style_control(
     comparisons: Comparisons,
-    texts: Mapping[str, str],
-    warmth: Sequence[str],
+    style: StyleInputs,
     *,
     rounds: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     anchor: npt.NDArray[np.bool_] | None = None,
 ) -> StyleControl:
-    """Style-controlled Elo and coefficients for ``comparisons``; ``texts`` maps completion ids
-    to reply text and ``warmth`` lists the generic-warmth phrases. The bootstrap resamples
-    conversations with the same draws (``seed``) as the plain board's interval; ``anchor``
-    centres Elo as the plain board does."""
-    pairs = warmth_pairs(warmth)
-    counts = np.asarray(
-        [reply_style(texts[c], pairs) for c in comparisons.completions], dtype=np.float64
-    ).reshape(-1, len(STYLE_FEATURES))
+    """Style-controlled Elo and coefficients for ``comparisons``, the replies' texts, warmth
+    phrases and bootstrap method taken from ``style``. The bootstrap resamples conversations
+    with the same draws (``seed``) as the plain board's interval; ``anchor`` centres Elo as the
+    plain board does."""
+    counts = style.counts(comparisons.completions)
     design = style_design(
         comparisons.a,
         comparisons.b,
@@ -176,7 +196,7 @@ def build_style_control(
     fit = fit_style_design(design, anchor=anchor)
     boot = bootstrap_style_controlled(
         design, conversations=len(comparisons.conversations), rounds=rounds, seed=seed,
-        level=level, anchor=anchor,
+        level=level, anchor=anchor, method=style.method, full=fit,
     )  # fmt: skip
     return StyleControl(
         systems=list(comparisons.systems),
@@ -197,4 +217,6 @@ def build_style_control(
         separated=fit.separated,
         rounds=rounds,
         separated_rounds=boot.separated_rounds,
+        method=boot.method,
+        stepped_rounds=boot.stepped_rounds,
     )

@@ -224,7 +224,15 @@ def style_note(style: StyleControl) -> str:
         "Preliminary, read as a first look: " + "; ".join(style.preliminary) + ". "
         if style.preliminary
         else ""
-    ) + f"{style.rounds} conversation resamples."
+    ) + f"{style.rounds} conversation resamples"
+    if style.method == "one-step":
+        note += (
+            f", {style.stepped_rounds} of them fitted by one Newton step from the full fit "
+            "(within a fraction of an Elo point of refitting them on a board this large), the "
+            "others refitted."
+        )
+    else:
+        note += ", each refitted."
     if style.separated_rounds:
         note += f" {style.separated_rounds} of them needed the weak ridge penalty (separation)."
     return note

@@ -28,7 +28,7 @@ TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 COMPOSITE_COLUMN = "Σw"
 """The weighted composite's column, after the interval, when ratings.weights sets one."""
 STYLE_LINE = "SC"
-"""With a style fit (ratings.style_control), the Elo and interval columns' second line: the
+"""With a style fit (unless ratings.style_control is false), the Elo and interval columns' second line: the
 style-controlled Elo and its interval."""
 
 

@@ -96,7 +96,12 @@ from heart.stats._style import (
     style_design,
     style_differences,
 )
-from heart.stats._style_bootstrap import StyleBootstrap, bootstrap_style_controlled
+from heart.stats._style_bootstrap import (
+    STYLE_BOOTSTRAP_METHODS,
+    StyleBootstrap,
+    StyleBootstrapMethod,
+    bootstrap_style_controlled,
+)
 from heart.stats._wins import (
     conversation_win_matrices,
     overall_win_rate,
@@ -112,6 +117,7 @@ __all__ = [
     "PARALLEL_DRAWS",
     "PARALLEL_PERCENTILE",
     "SEPARATION_RIDGE",
+    "STYLE_BOOTSTRAP_METHODS",
     "SYSTEM_BOOTSTRAP",
     "BootstrapResult",
     "BradleyTerryFit",
@@ -128,6 +134,7 @@ __all__ = [
     "RateDifference",
     "Share",
     "StyleBootstrap",
+    "StyleBootstrapMethod",
     "StyleControlledFit",
     "StyleDesign",
     "alpha_if_dropped",

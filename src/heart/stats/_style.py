@@ -137,21 +137,35 @@ def style_design(
 
     won_a = np.where(out == 0, w, np.where(out == 2, 0.5 * w, 0.0))
     won_b = np.where(out == 1, w, np.where(out == 2, 0.5 * w, 0.0))
-    rows, inverse = np.unique(np.column_stack([conv, x]), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    sums = np.zeros((rows.shape[0], 2))
-    np.add.at(sums, inverse, np.column_stack([won_a, won_b]))
-    used = sums.sum(axis=1) > 0
+    first, inverse = _distinct_rows(np.column_stack([conv, aa, bb, x[:, n_systems:]]))
+    won = np.bincount(inverse, weights=won_a, minlength=first.size).astype(np.float64)
+    lost = np.bincount(inverse, weights=won_b, minlength=first.size).astype(np.float64)
+    used = won + lost > 0
     return StyleDesign(
-        x=np.ascontiguousarray(rows[used, 1:]),
-        won_a=sums[used, 0],
-        won_b=sums[used, 1],
-        conversation=rows[used, 0].astype(np.int64),
+        x=np.ascontiguousarray(x[first[used]]),
+        won_a=won[used],
+        won_b=lost[used],
+        conversation=conv[first[used]].astype(np.int64),
         n_systems=n_systems,
         features=tuple(names[j] for j in kept),
         scale=spread[kept],
         dropped=tuple(dropped),
     )
+
+
+def _distinct_rows(key: FloatArray) -> tuple[IntArray, IntArray]:
+    """The first row of each distinct row of ``key``, in sorted order, and each row's place
+    among them: the rows of one conversation, pair of systems in one order and style
+    differences are one row of the design."""
+    n = key.shape[0]
+    order = np.lexsort(key.T[::-1]) if n else np.zeros(0, dtype=np.int64)
+    ordered = key[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    first: IntArray = order[new]
+    return first, inverse
 
 
 def _log_likelihood(

@@ -1,10 +1,10 @@
-"""Bootstrap of the style-controlled fit that resamples whole conversations, every round refitted
-to convergence, all rounds at once."""
+"""Bootstrap of the style-controlled fit that resamples whole conversations, all rounds at once:
+each round refitted to convergence, or, on large designs, one Newton step from the full fit."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +13,7 @@ from scipy.special import expit
 from heart.stats._bootstrap import _centred_on_present, conversation_draws
 from heart.stats._bradley_terry import SEPARATION_RIDGE, bradley_terry_mle_exists
 from heart.stats._intervals import _check_level, percentile_interval
-from heart.stats._style import StyleDesign, _gauges, fit_style_design
+from heart.stats._style import StyleControlledFit, StyleDesign, _gauges, fit_style_design
 from heart.stats._types import BoolArray, FloatArray, IntArray
 
 ROUND_TOL = 1e-8
@@ -23,6 +23,17 @@ _ROUND_STEPS = 30
 """Newton steps a round may take in the batch before it is refitted alone."""
 _BLOCK = 500_000
 """Rows × rounds held in memory at once."""
+ONE_STEP_FROM = 10_000_000
+"""Rows × rounds from which the ``auto`` method takes one Newton step per round instead of
+refitting it: below, refitting takes well under a second; above, the steps are small (a round
+moves the estimate by about its interval's spread, which shrinks as rows grow) and one step's
+error, about the square of its size, is a fraction of an Elo point."""
+ONE_STEP_LIMIT = 0.25
+"""The largest first step (in θ and coefficients, 43 Elo) a one-step round keeps; a round that
+moves further is refitted to convergence."""
+
+StyleBootstrapMethod = Literal["auto", "one-step", "refit"]
+STYLE_BOOTSTRAP_METHODS: tuple[StyleBootstrapMethod, ...] = ("auto", "one-step", "refit")
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,6 +51,8 @@ class StyleBootstrap:
     level: float
     rounds: int
     separated_rounds: int
+    method: str = "refit"
+    stepped_rounds: int = 0
 
 
 def bootstrap_style_controlled(
@@ -50,6 +63,8 @@ def bootstrap_style_controlled(
     seed: int = 0,
     level: float = 0.95,
     anchor: BoolArray | None = None,
+    method: StyleBootstrapMethod = "auto",
+    full: StyleControlledFit | None = None,
 ) -> StyleBootstrap:
     """Percentile intervals for the style-controlled Elo and coefficients from resampling whole
     conversations: the same multinomial draws as the plain Elo bootstrap (``conversation_draws``
@@ -65,21 +80,39 @@ def bootstrap_style_controlled(
     round's win graph is not strongly connected). A round stops once its step, or what its
     shrinking steps leave after it (``_settled``), is within the tolerance. A round that does
     not settle within ``_ROUND_STEPS`` steps, such as one where a feature alone separates the
-    outcomes, is refitted alone by ``fit_style_design`` with its step-halving and fallbacks."""
+    outcomes, is refitted alone by ``fit_style_design`` with its step-halving and fallbacks.
+
+    ``method="one-step"`` keeps each round's first Newton step from the full estimate (a k-step
+    bootstrap with k = 1), which needs no pass over the rows for any round: its error is about
+    the square of the step, a fraction of an Elo point on a large design, far below the
+    bootstrap's own Monte Carlo error; a round whose step exceeds ``ONE_STEP_LIMIT`` or that
+    needs the ridge guard is refitted to convergence as above. ``auto`` takes one step from
+    ``ONE_STEP_FROM`` rows × rounds and refits below. ``full``, the design's fit when the caller
+    has it, spares fitting it again."""
     _check_level(level)
     if rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds}")
+    if method not in STYLE_BOOTSTRAP_METHODS:
+        raise ValueError(
+            f"method must be one of {', '.join(STYLE_BOOTSTRAP_METHODS)}, got {method!r}"
+        )
+    if method == "auto":
+        method = "one-step" if design.x.shape[0] * rounds >= ONE_STEP_FROM else "refit"
     conv = design.conversation
     if conv.size and (conv.min() < 0 or conv.max() >= conversations):
         raise ValueError(f"the design's conversations must be numbered 0 to {conversations - 1}")
     counts = conversation_draws(conversations, rounds=rounds, seed=seed)
-    full = fit_style_design(design)
+    if full is None:
+        full = fit_style_design(design)
     k = design.n_systems
     start = np.concatenate([full.theta, full.coefficients])
     wins = _round_wins(design, counts, conversations)
     present = (wins.sum(axis=1) + wins.sum(axis=2)) > 0
     ridge = np.where(bradley_terry_mle_exists(wins), 0.0, SEPARATION_RIDGE)
-    beta, settled = _batched_newton(design, counts, start, present, ridge, conversations)
+    one_step = method == "one-step"
+    beta, settled, stepped = _batched_newton(
+        design, counts, start, present, ridge, conversations, one_step=one_step
+    )
     separated = int(np.count_nonzero(settled & (ridge > 0)))
     for i in np.flatnonzero(~settled):
         fit = fit_style_design(design, row_weight=counts[i, conv], start=start, tol=ROUND_TOL)
@@ -100,6 +133,8 @@ def bootstrap_style_controlled(
         level=level,
         rounds=rounds,
         separated_rounds=separated,
+        method=method,
+        stepped_rounds=stepped,
     )
 
 
@@ -202,13 +237,17 @@ def _batched_newton(
     present: BoolArray,
     ridge: FloatArray,
     conversations: int,
-) -> tuple[FloatArray, BoolArray]:
+    *,
+    one_step: bool = False,
+) -> tuple[FloatArray, BoolArray, int]:
     """Newton–Raphson for all rounds at once (rows of ``counts``; round r compares the systems
     ``present[r]`` and is penalised by ``ridge[r]``) from ``start``, the full data's estimate
     (a system the round left out at 0); per round the estimate, θ centred, and whether it
     converged. The first step needs no pass over the rows: the rows of a system a round left
     out weigh nothing in it, so every round's gradient and information at its start are sums of
-    each conversation's at ``start``, computed once."""
+    each conversation's at ``start``, computed once. With ``one_step`` a round whose first step
+    is at most ``ONE_STEP_LIMIT`` and that needs no ridge stops there; the count of those is
+    returned third."""
     x, conv = design.x, design.conversation
     n, width = x.shape
     k = design.n_systems
@@ -230,6 +269,11 @@ def _batched_newton(
     )
     moved = np.abs(step).max(axis=1)
     done = ok & (moved <= ROUND_TOL * (1.0 + np.abs(beta).max(axis=1)))
+    stepped = 0
+    if one_step:
+        kept = ok & ~done & (moved <= ONE_STEP_LIMIT) & (ridge == 0) & present.any(axis=1)
+        stepped = int(np.count_nonzero(kept))
+        done |= kept
     beta += step
     live = ok & ~done & present.any(axis=1)
 
@@ -261,4 +305,4 @@ def _batched_newton(
         present.sum(axis=1, keepdims=True), 1
     )
     beta[:, :k] = np.where(present, theta - mean, 0.0)
-    return beta, done
+    return beta, done, stepped
