@@ -331,3 +331,46 @@ def test_auto_refits_a_small_design_and_an_unknown_method_is_refused() -> None:
     np.testing.assert_array_equal(auto.elo_rounds, refit.elo_rounds)
     with pytest.raises(ValueError, match="method must be one of auto, one-step, refit"):
         bootstrap_style_controlled(design, conversations=20, rounds=5, method="newton")  # type: ignore[arg-type]
+
+
+def test_the_design_has_one_row_per_conversation_order_and_style_counted_by_hand() -> None:
+    # Three judges see every comparison, so each comes three times; questions never differ
+    # within a comparison and are dropped, so rows that differ only there are one row.
+    rng = np.random.default_rng(8)
+    n = 300
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    conv = rng.integers(0, 6, n)
+    length_a, length_b = rng.integers(1, 4, n) * 10.0, rng.integers(1, 4, n) * 10.0
+    questions = rng.integers(0, 3, n).astype(np.float64)
+    style_a = np.column_stack([length_a, questions])
+    style_b = np.column_stack([length_b, questions])
+    tile = lambda v: np.concatenate([v, v, v])  # noqa: E731
+    outcome = rng.integers(0, 3, 3 * n)
+    strength = rng.integers(1, 6, 3 * n).astype(np.float64)
+    design = style_design(
+        tile(a), tile(b), outcome, strength, 4, tile(style_a), tile(style_b), FEATURES, tile(conv)
+    )
+    assert design.features == ("length",) and [d for d, _ in design.dropped] == ["questions"]
+    d = style_differences(tile(length_a), tile(length_b))
+    np.testing.assert_allclose(design.scale, [np.sqrt((d * d).mean())])
+    expected: dict[tuple[int, int, int, float], list[float]] = {}
+    won_a = np.where(outcome == 0, strength, np.where(outcome == 2, strength / 2, 0.0))
+    won_b = np.where(outcome == 1, strength, np.where(outcome == 2, strength / 2, 0.0))
+    for key in zip(tile(conv), tile(a), tile(b), d, won_a, won_b, strict=True):
+        row = expected.setdefault((int(key[0]), int(key[1]), int(key[2]), round(key[3], 9)), [0, 0])
+        row[0] += key[4]
+        row[1] += key[5]
+    got = {}
+    for c, x, wa, wb in zip(design.conversation, design.x, design.won_a, design.won_b, strict=True):
+        key = (
+            int(c),
+            int(np.argmax(x[:4])),
+            int(np.argmin(x[:4])),
+            round(x[4] * design.scale[0], 9),
+        )
+        assert key not in got
+        got[key] = [wa, wb]
+    assert got.keys() == {k for k, v in expected.items() if sum(v) > 0}
+    for key, value in got.items():
+        np.testing.assert_allclose(value, expected[key])

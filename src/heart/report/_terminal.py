@@ -28,8 +28,8 @@ TERMINAL_COLUMNS = ["#", "system", "Elo", "95% CI", "n", "win", *AXES]
 COMPOSITE_COLUMN = "Σw"
 """The weighted composite's column, after the interval, when ratings.weights sets one."""
 STYLE_LINE = "SC"
-"""With a style fit (unless ratings.style_control is false), the Elo and interval columns' second line: the
-style-controlled Elo and its interval."""
+"""With a style fit (unless ratings.style_control is false), the Elo and interval columns' second
+line: the style-controlled Elo and its interval."""
 
 
 def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:

@@ -115,37 +115,47 @@ def style_design(
     if conv.shape != (n,):
         raise ValueError(f"conversation must label the {n} comparisons")
 
-    system = np.zeros((n, n_systems))
-    system[np.arange(n), aa] = 1.0
-    system[np.arange(n), bb] = -1.0
+    won_a = np.where(out == 0, w, np.where(out == 2, 0.5 * w, 0.0))
+    won_b = np.where(out == 1, w, np.where(out == 2, 0.5 * w, 0.0))
     diff = style_differences(sa, sb)
-    spread = np.sqrt((diff * diff).mean(axis=0)) if n else np.zeros(len(names))
+    # One row per conversation, systems in order and style differences, counted: the checks
+    # below weigh each by how many comparisons it stands for, as if they were repeated.
+    first, inverse = _distinct_rows(np.column_stack([conv, aa, bb, diff]))
+    repeats = np.bincount(inverse, minlength=first.size).astype(np.float64)
+    won = np.bincount(inverse, weights=won_a, minlength=first.size).astype(np.float64)
+    lost = np.bincount(inverse, weights=won_b, minlength=first.size).astype(np.float64)
+    conv, aa, bb, diff = conv[first], aa[first], bb[first], diff[first]
+    m = first.size
+    system = np.zeros((m, n_systems))
+    system[np.arange(m), aa] = 1.0
+    system[np.arange(m), bb] = -1.0
+    spread = np.sqrt(repeats @ (diff * diff) / n) if n else np.zeros(len(names))
+    root = np.sqrt(repeats)[:, None]
     kept: list[int] = []
     dropped: list[tuple[str, str]] = []
     for j, name in enumerate(names):
         if not spread[j] > 0:
             dropped.append((name, "the same in both replies of every comparison"))
             continue
-        column = diff[:, j] / spread[j]
-        basis = np.hstack([system, diff[:, kept] / spread[kept]])
+        column = root[:, 0] * diff[:, j] / spread[j]
+        basis = root * np.hstack([system, diff[:, kept] / spread[kept]])
         fitted = basis @ np.linalg.lstsq(basis, column, rcond=None)[0]
         if np.linalg.norm(column - fitted) <= COLLINEAR * np.linalg.norm(column):
             dropped.append((name, "determined by the systems compared and the other features"))
             continue
         kept.append(j)
     x = np.hstack([system, diff[:, kept] / spread[kept]])
-
-    won_a = np.where(out == 0, w, np.where(out == 2, 0.5 * w, 0.0))
-    won_b = np.where(out == 1, w, np.where(out == 2, 0.5 * w, 0.0))
-    first, inverse = _distinct_rows(np.column_stack([conv, aa, bb, x[:, n_systems:]]))
-    won = np.bincount(inverse, weights=won_a, minlength=first.size).astype(np.float64)
-    lost = np.bincount(inverse, weights=won_b, minlength=first.size).astype(np.float64)
+    if len(kept) < len(names):  # rows that differ only in a dropped feature are one row
+        first, inverse = _distinct_rows(np.column_stack([conv, aa, bb, diff[:, kept]]))
+        won = np.bincount(inverse, weights=won, minlength=first.size).astype(np.float64)
+        lost = np.bincount(inverse, weights=lost, minlength=first.size).astype(np.float64)
+        x, conv = x[first], conv[first]
     used = won + lost > 0
     return StyleDesign(
-        x=np.ascontiguousarray(x[first[used]]),
+        x=np.ascontiguousarray(x[used]),
         won_a=won[used],
         won_b=lost[used],
-        conversation=conv[first[used]].astype(np.int64),
+        conversation=conv[used].astype(np.int64),
         n_systems=n_systems,
         features=tuple(names[j] for j in kept),
         scale=spread[kept],
