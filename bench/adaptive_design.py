@@ -13,11 +13,12 @@ Elo of the Bradley–Terry fit to the expected win shares over that variation.
 Designs, per study:
 
 * ``all``: every pair of systems on every item, judged by every judge (the full budget);
-* ``adaptive``: ``heart.stats.choose_pairs`` with its defaults (warm-up: every pair of
-  systems once; every pair of systems kept at 0.3 of an equal share at least) in ten rounds of
-  a tenth of a third of the full budget each, refitted between rounds;
-* ``oracle``: the same rule told the true strengths (``choose_pairs(strengths=...)``), in one
-  round: what the rule would do if its estimates were exact;
+* ``adaptive``: the rule of ``heart.stats.choose_pairs`` (through its array entry point,
+  ``choose_pairs_from_arrays``) with its defaults (warm-up: every pair of systems once; every
+  pair of systems kept at 0.3 of an equal share at least) in ten rounds of a tenth of a third of
+  the full budget each, refitted between rounds;
+* ``oracle``: the same rule told the true strengths (``strengths=...``), in one round: what the
+  rule would do if its estimates were exact;
 * ``greedy``: an allocation that knows the truth, made before judging: a few pairs at a time,
   the pair of systems that most lowers the expected number of pairs of systems in the wrong
   order under the true win probabilities (at most one pair per item for each pair of systems);
@@ -33,15 +34,16 @@ per item count, whether the better of the two oracles comes within 0.02 τ of al
 last line is the verdict-saving ratio: verdicts of ``all`` over verdicts of ``adaptive``.
 
     .venv/bin/python bench/adaptive_design.py [--studies 50] [--items 60] [--rounds 500]
-        [--large-items 300] [--large-studies 1] [--large-rounds 200]
+        [--large-items 300] [--large-studies 50] [--large-rounds 500]
 
 The large variant (300 items, the paper's size, so no pair of systems is held to 60 items) runs
-one study with 200 bootstrap rounds by default, a look rather than a measurement, to keep the
-run near six minutes on two cores (each study of 300 items adds about a minute); the figures
-below come from ``--large-studies 4`` (eight minutes).
+50 studies with 500 bootstrap rounds by default, as the 60-item variant does. The whole run
+takes about four minutes on two cores: a study of 300 items (both system sets, all five
+designs) about 2.5 s, one of 60 items about 1.3 s, most of it the rule's picks and the
+bootstraps.
 
 Target: adaptive within 0.02 τ of all, coverage 92–98%, better τ than random. Measured
-(``--large-studies 4``; τ below all pairs ± its standard error):
+(``--large-studies 4 --large-rounds 200``; τ below all pairs ± its standard error):
 
 * 60 items, 50 studies: adaptive 0.012±0.006 (15 systems) and 0.027±0.005 (22), random
   0.035 and 0.034, the oracle 0.032 and 0.029, the greedy oracle 0.035 and 0.019; coverage
@@ -80,15 +82,14 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from heart.stats import (  # noqa: E402
     ELO_SCALE,
-    Candidate,
-    Comparison,
     bootstrap_by_conversation,
-    choose_pairs,
+    choose_pairs_from_arrays,
     fit_bradley_terry,
 )
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 TABLE_1 = [1611.8, 1587.5, 1561.8, 1552.7, 1540.9, 1539.1, 1531.8, 1504.0, 1495.9, 1477.7,
            1471.0, 1441.2, 1427.9, 1415.0, 1384.6]  # fmt: skip
@@ -119,35 +120,32 @@ def true_elo(theta: FloatArray) -> FloatArray:
 
 
 def judge(
-    rng: np.random.Generator,
-    strength: FloatArray,
-    bias: FloatArray,
-    chosen: list[tuple[int, int, int]],
-) -> list[Comparison]:
-    """Every judge's verdict on each chosen (item, a, b), each shown in a random order."""
-    if not chosen:
-        return []
-    item, a, b = (np.array(column)[:, None] for column in zip(*chosen, strict=True))
+    rng: np.random.Generator, strength: FloatArray, bias: FloatArray, chosen: IntArray
+) -> BoolArray:
+    """Every judge's verdict on each chosen (item, a, b) row, each shown in a random order:
+    (pairs, judges), true where a won."""
+    item, a, b = (chosen[:, n, None] for n in range(3))
     shape = (len(chosen), JUDGES)
     flip = rng.random(shape) < 0.5
     logit = strength[item, a] - strength[item, b] + rng.normal(0, NOISE_SD, shape)
     logit += np.where(flip, -bias, bias)  # the bias favours the reply shown first
-    won = rng.random(shape) < expit(logit)
-    return [
-        Comparison(str(i), x, y, float(w), f"j{j}")
-        for (i, x, y), row in zip(chosen, won.tolist(), strict=True)
-        for j, w in enumerate(row)
-    ]
+    won: BoolArray = rng.random(shape) < expit(logit)
+    return won
 
 
-def score(
-    verdicts: list[Comparison], items: int, k: int, truth: FloatArray, rounds: int, seed: int
-) -> tuple[float, float, float]:
-    """Kendall τ, top-3 recall and interval coverage of one design's board."""
+def wins_per_item(chosen: IntArray, won: BoolArray, items: int, k: int) -> FloatArray:
+    """(items, K, K): on each item, each system's wins over each other, from the verdicts
+    ``won`` (as ``judge`` returns them) on the ``chosen`` rows."""
     per = np.zeros((items, k, k))
-    for v in verdicts:
-        per[int(v.item), v.a, v.b] += v.score
-        per[int(v.item), v.b, v.a] += 1.0 - v.score
+    a_won = won.sum(axis=1)
+    np.add.at(per, (chosen[:, 0], chosen[:, 1], chosen[:, 2]), a_won)
+    np.add.at(per, (chosen[:, 0], chosen[:, 2], chosen[:, 1]), JUDGES - a_won)
+    return per
+
+
+def score(per: FloatArray, truth: FloatArray, rounds: int, seed: int) -> tuple[float, float, float]:
+    """Kendall τ, top-3 recall and interval coverage of one design's board, from its wins per
+    item."""
     elo = fit_bradley_terry(per.sum(axis=0)).elo
     boot = bootstrap_by_conversation(per, rounds=rounds, seed=seed)
     tau = float(kendalltau(elo, truth).statistic)
@@ -187,18 +185,17 @@ def oracle_counts(truth: FloatArray, pairs: int, cap: int) -> IntArray:
     return counts
 
 
-def oracle_pairs(
-    rng: np.random.Generator, counts: IntArray, k: int, items: int
-) -> list[tuple[int, int, int]]:
-    """The oracle's pairs of systems spread over the items, the least loaded items first."""
+def oracle_pairs(rng: np.random.Generator, counts: IntArray, k: int, items: int) -> IntArray:
+    """The oracle's pairs of systems spread over the items, the least loaded items first:
+    (item, a, b) rows."""
     lo, hi = np.triu_indices(k, 1)
     load = np.zeros(items)
     chosen = []
     for n in np.argsort(-counts, kind="stable"):
         take = np.lexsort((rng.random(items), load))[: counts[n]]
         load[take] += 1
-        chosen += [(int(i), int(lo[n]), int(hi[n])) for i in take]
-    return chosen
+        chosen.append(np.column_stack([take, np.full((take.size, 2), (lo[n], hi[n]))]))
+    return np.concatenate(chosen).astype(np.int64)
 
 
 def study(
@@ -211,25 +208,24 @@ def study(
     k = theta.size
     strength = theta[None, :] + rng.normal(0, ITEM_SD, (items, k))
     bias = rng.normal(0, POSITION_SD, JUDGES)
-    everything = [(i, a, b) for i in range(items) for a in range(k) for b in range(a + 1, k)]
+    lo, hi = np.triu_indices(k, 1)
+    everything = np.column_stack(  # every (item, a, b), item by item
+        [np.repeat(np.arange(items), lo.size), np.tile(lo, items), np.tile(hi, items)]
+    )
     budget = len(everything) // SHARE  # pairs, each judged by every judge
     results = {}
 
-    full = judge(rng, strength, bias, everything)
-    results["all"] = (*score(full, items, k, truth, rounds, seed), len(full))
+    def judged(design: str, chosen: IntArray, won: BoolArray) -> None:
+        per = wins_per_item(chosen, won, items, k)
+        results[design] = (*score(per, truth, rounds, seed), won.size)
 
-    drawn = rng.choice(len(everything), budget, replace=False)
-    uniform = judge(rng, strength, bias, [everything[n] for n in drawn])
-    results["random"] = (*score(uniform, items, k, truth, rounds, seed), len(uniform))
-
-    known = judge(rng, strength, bias, oracle_pairs(rng, oracle, k, items))
-    results["greedy"] = (*score(known, items, k, truth, rounds, seed), len(known))
-
-    told = by_rule(rng, strength, bias, everything, budget, seed, 1, truth)
-    results["oracle"] = (*score(told, items, k, truth, rounds, seed), len(told))
-
-    verdicts = by_rule(rng, strength, bias, everything, budget, seed, ROUNDS)
-    results["adaptive"] = (*score(verdicts, items, k, truth, rounds, seed), len(verdicts))
+    judged("all", everything, judge(rng, strength, bias, everything))
+    drawn = everything[rng.choice(len(everything), budget, replace=False)]
+    judged("random", drawn, judge(rng, strength, bias, drawn))
+    known = oracle_pairs(rng, oracle, k, items)
+    judged("greedy", known, judge(rng, strength, bias, known))
+    judged("oracle", *by_rule(rng, strength, bias, everything, budget, seed, 1, truth))
+    judged("adaptive", *by_rule(rng, strength, bias, everything, budget, seed, ROUNDS))
     return results
 
 
@@ -237,32 +233,43 @@ def by_rule(
     rng: np.random.Generator,
     strength: FloatArray,
     bias: FloatArray,
-    everything: list[tuple[int, int, int]],
+    everything: IntArray,
     budget: int,
     seed: int,
     rounds: int,
     truth: FloatArray | None = None,
-) -> list[Comparison]:
-    """The verdicts of ``budget`` pairs chosen by ``heart.stats.choose_pairs`` in ``rounds``
-    rounds, refitted between them; told the ``truth`` (Elo), it uses the true strengths."""
-    k = strength.shape[1]
+) -> tuple[IntArray, BoolArray]:
+    """The pairs (item, a, b rows) and verdicts of ``budget`` pairs chosen by
+    ``heart.stats.choose_pairs_from_arrays`` in ``rounds`` rounds, refitted between them; told
+    the ``truth`` (Elo), it uses the true strengths."""
+    items, k = strength.shape
     known = None if truth is None else (truth - truth.mean()) / ELO_SCALE
-    verdicts: list[Comparison] = []
-    left = dict.fromkeys(everything)
+    # items are named "0", "1", …: each goes in as its name's place among the sorted names,
+    # the order in which the rule breaks ties between items
+    place = np.empty(items, dtype=np.int64)
+    place[sorted(range(items), key=str)] = np.arange(items)
+    per = np.zeros((items, k, k))
+    left = np.ones(len(everything), dtype=bool)
+    chosen: list[IntArray] = [np.empty((0, 3), dtype=np.int64)]
+    won: list[BoolArray] = []
     per_round = -(-budget // rounds)
     taken = 0
     while taken < budget:
-        candidates = [Candidate(str(i), a, b) for i, a, b in left]
+        open_rows = np.flatnonzero(left)
+        candidates, so_far = everything[open_rows], np.concatenate(chosen)
+        candidates[:, 0], so_far[:, 0] = place[candidates[:, 0]], place[so_far[:, 0]]
         size = min(per_round, budget - taken)
-        picks = choose_pairs(
-            k, verdicts, candidates, size, seed=seed, verdicts_per_pair=JUDGES, strengths=known
-        )
-        batch = [(int(c.item), c.a, c.b) for c in (candidates[n] for n in picks)]
-        for pick in batch:
-            del left[pick]
-        verdicts += judge(rng, strength, bias, batch)
+        picks = choose_pairs_from_arrays(
+            per.sum(axis=0), so_far, candidates, size,
+            seed=seed, verdicts_per_pair=JUDGES, strengths=known,
+        )  # fmt: skip
+        batch = everything[open_rows[picks]]
+        left[open_rows[picks]] = False
+        chosen.append(batch)
+        won.append(judge(rng, strength, bias, batch))
+        per += wins_per_item(batch, won[-1], items, k)
         taken += len(picks)
-    return verdicts
+    return np.concatenate(chosen), np.concatenate(won)
 
 
 DESIGNS = ("all", "adaptive", "oracle", "greedy", "random")
@@ -299,8 +306,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=500, help="bootstrap rounds")
     parser.add_argument("--large-items", type=int, default=300, help="items of the large variant")
-    parser.add_argument("--large-studies", type=int, default=1, help="0: no large variant")
-    parser.add_argument("--large-rounds", type=int, default=200)
+    parser.add_argument("--large-studies", type=int, default=50, help="0: no large variant")
+    parser.add_argument("--large-rounds", type=int, default=500)
     args = parser.parse_args()
     start = time.perf_counter()
     settings = [(args.items, args.studies, args.rounds)]

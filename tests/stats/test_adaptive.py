@@ -12,6 +12,7 @@ from heart.stats import (
     Candidate,
     Comparison,
     choose_pairs,
+    choose_pairs_from_arrays,
     order_doubt,
     rank_covariance,
 )
@@ -135,6 +136,21 @@ def test_explore_keeps_a_share_for_pairs_whose_order_is_clear() -> None:
 def test_a_round_stops_when_the_candidates_run_out() -> None:
     candidates = every_pair(3, 1)
     assert sorted(choose_pairs(3, [], candidates, 10, seed=0)) == [0, 1, 2]
+    assert sorted(choose_pairs(3, [], candidates, 10**12, seed=0)) == [0, 1, 2]
     assert choose_pairs(3, [], [], 10, seed=0) == []
     with pytest.raises(ValueError, match="size"):
         choose_pairs(3, [], candidates, -1, seed=0)
+
+
+def test_bad_pairs_are_refused_with_the_fix() -> None:
+    wins, rows = np.zeros((3, 3)), np.array([[0, 0, 1]])
+    with pytest.raises(ValueError, match=r"wins must be a square K×K matrix, got shape \(3, 2\)"):
+        choose_pairs_from_arrays(np.zeros((3, 2)), rows, rows, 1, seed=0)
+    with pytest.raises(ValueError, match=r"pairs must be integer rows \(item, a, b\)"):
+        choose_pairs_from_arrays(wins, rows, np.array([[0, 1]]), 1, seed=0)
+    with pytest.raises(ValueError, match=r"the candidates' system indices must lie in \[0, 2\]"):
+        choose_pairs_from_arrays(wins, rows, np.array([[0, 1, 3]]), 1, seed=0)
+    with pytest.raises(ValueError, match="comparison 0: system 2 is compared with itself"):
+        choose_pairs_from_arrays(wins, np.array([[0, 2, 2]]), rows, 1, seed=0)
+    with pytest.raises(ValueError, match=r"the comparisons' system indices must lie in \[0, 2\]"):
+        choose_pairs(3, verdicts(0, 5, 1, 1), every_pair(3, 1), 1, seed=0)

@@ -6,6 +6,7 @@ from heart.stats._adaptive import (
     Candidate,
     Comparison,
     choose_pairs,
+    choose_pairs_from_arrays,
     order_doubt,
     rank_covariance,
 )
@@ -152,6 +153,7 @@ __all__ = [
     "category_table",
     "chance_co_mention",
     "choose_pairs",
+    "choose_pairs_from_arrays",
     "clearly_above",
     "cluster_robust_interval",
     "co_mention",

@@ -13,12 +13,13 @@ every system meets all the others, and no pair of systems falls below ``explore`
 equal share. Each chosen system pair goes to the item with the fewest pairs
 so far, so items stay balanced; judges are balanced by the schedule that assigns them to pairs.
 Ties are broken by a permutation seeded by ``seed``: the same verdicts and seed give the same
-choice.
+choice. ``choose_pairs_from_arrays`` applies the same rule to arrays (a simulated study's tens
+of thousands of pairs a round); the picks themselves run in machine code
+(``heart.stats._adaptive_compiled``).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from heart.stats._bradley_terry import SEPARATION_RIDGE, fit_bradley_terry
-from heart.stats._types import FloatArray
+from heart.stats._types import FloatArray, IntArray
 
 EXPLORE = 0.3
 """The share of each pair of systems' equal share that the rule keeps for it whatever the
@@ -61,10 +62,19 @@ def rank_covariance(
     """θ fitted to ``comparisons`` and its covariance, the inverse of the Fisher information
     plus the separation guard's weak prior (finite even for systems never compared).
     ``strengths`` (θ known, as in a simulation) replace the fit."""
+    return _fitted(_wins(systems, comparisons), strengths)
+
+
+def _wins(systems: int, comparisons: Sequence[Comparison]) -> FloatArray:
     wins = np.zeros((systems, systems))
     for c in comparisons:
         wins[c.a, c.b] += c.score
         wins[c.b, c.a] += 1.0 - c.score
+    return wins
+
+
+def _fitted(wins: FloatArray, strengths: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    systems = wins.shape[0]
     if strengths is not None:
         theta = np.asarray(strengths, dtype=np.float64)
     else:
@@ -116,93 +126,137 @@ def choose_pairs(
     true θ where it is known (a simulation's oracle), replace the fitted ones. Deterministic
     for ``seed``, the comparisons and the set of candidates (their order does not matter).
     """
+    _check_settings(size, floor, explore, verdicts_per_pair)
+    names = sorted({c.item for c in candidates} | {v.item for v in comparisons})
+    code = {name: n for n, name in enumerate(names)}
+    judged = _rows([(code[v.item], v.a, v.b) for v in comparisons])
+    offered = _rows([(code[c.item], c.a, c.b) for c in candidates])
+    _check_systems(systems, judged, offered)
+    chosen = _choose(
+        _wins(systems, comparisons), judged, offered, size,
+        seed=seed, floor=floor, explore=explore, verdicts_per_pair=verdicts_per_pair,
+        strengths=strengths,
+    )  # fmt: skip
+    return [int(n) for n in chosen]
+
+
+def choose_pairs_from_arrays(
+    wins: FloatArray,
+    judged: IntArray,
+    candidates: IntArray,
+    size: int,
+    *,
+    seed: int,
+    floor: int = 1,
+    explore: float = EXPLORE,
+    verdicts_per_pair: int = 1,
+    strengths: FloatArray | None = None,
+) -> IntArray:
+    """``choose_pairs`` on arrays, for studies too large for one object per verdict.
+
+    ``wins`` (K×K) holds the verdicts so far (``wins[a, b]``: a's wins over b, a tie half to
+    each), ``judged`` (n, 3) the pairs they were given on and ``candidates`` (m, 3) the pairs
+    not judged yet, each row (item, a, b) with the item as an integer code; ties between items
+    go in the order of their codes, as between ``Candidate`` items in the order of their
+    names. Returns the indices into ``candidates`` that ``choose_pairs`` would return for the
+    same verdicts, candidates and settings.
+    """
+    _check_settings(size, floor, explore, verdicts_per_pair)
+    w = np.asarray(wins, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 1:
+        raise ValueError(f"wins must be a square K×K matrix, got shape {w.shape}")
+    judged_rows, offered = _rows(judged), _rows(candidates)
+    _check_systems(w.shape[0], judged_rows, offered)
+    return _choose(
+        w, judged_rows, offered, size,
+        seed=seed, floor=floor, explore=explore, verdicts_per_pair=verdicts_per_pair,
+        strengths=strengths,
+    )  # fmt: skip
+
+
+def _check_settings(size: int, floor: int, explore: float, verdicts_per_pair: int) -> None:
     if size < 0 or floor < 0 or not 0 <= explore <= 1 or verdicts_per_pair < 1:
         raise ValueError(
             "size and floor must be non-negative, explore within [0, 1] and verdicts_per_pair "
             "positive"
         )
-    k = systems
-    theta, cov = rank_covariance(k, comparisons, strengths)
+
+
+def _rows(rows: object) -> IntArray:
+    """(n, 3) int64 rows (item, a, b)."""
+    r = np.asarray(rows)
+    if r.size == 0:
+        return np.empty((0, 3), dtype=np.int64)
+    if r.ndim != 2 or r.shape[1] != 3 or not np.issubdtype(r.dtype, np.integer):
+        raise ValueError(f"pairs must be integer rows (item, a, b), got shape {r.shape}")
+    return r.astype(np.int64)
+
+
+def _check_systems(systems: int, judged: IntArray, candidates: IntArray) -> None:
+    for what, rows in (("comparisons", judged), ("candidates", candidates)):
+        if rows.size and (rows[:, 1:].min() < 0 or rows[:, 1:].max() >= systems):
+            raise ValueError(f"the {what}' system indices must lie in [0, {systems - 1}]")
+    same = np.flatnonzero(judged[:, 1] == judged[:, 2])
+    if same.size:
+        row = int(same[0])
+        raise ValueError(f"comparison {row}: system {int(judged[row, 1])} is compared with itself")
+
+
+def _choose(
+    wins: FloatArray,
+    judged: IntArray,
+    candidates: IntArray,
+    size: int,
+    *,
+    seed: int,
+    floor: int,
+    explore: float,
+    verdicts_per_pair: int,
+    strengths: FloatArray | None,
+) -> IntArray:
+    """The rule of the module docstring on checked arrays; the picks themselves are made by
+    the compiled loop (``heart.stats._adaptive_compiled``)."""
+    k = wins.shape[0]
+    theta, cov = _fitted(wins, strengths)
     lo, hi = np.triu_indices(k, 1)
-    index = {(int(i), int(j)): n for n, (i, j) in enumerate(zip(lo, hi, strict=True))}
+    if lo.size == 0:
+        return np.empty(0, dtype=np.int64)
+    pair_of = np.full((k, k), -1, dtype=np.int64)
+    pair_of[lo, hi] = np.arange(lo.size)
+
+    # items as dense indices in the order of their codes
+    codes = np.concatenate([judged[:, 0], candidates[:, 0]])
+    items, item_of = np.unique(codes, return_inverse=True)
+    judged_item, candidate_item = item_of[: len(judged)], item_of[len(judged) :]
 
     rng = np.random.Generator(np.random.PCG64(seed))
-    canonical = sorted(range(len(candidates)), key=lambda n: _key(candidates[n]))
+    a = np.minimum(candidates[:, 1], candidates[:, 2])
+    b = np.maximum(candidates[:, 1], candidates[:, 2])
+    canonical = np.lexsort((b, a, candidate_item))  # by (item, a, b), stable
     tie = np.empty(len(candidates), dtype=np.int64)
-    tie[canonical] = rng.permutation(len(canonical))
+    tie[canonical] = rng.permutation(len(candidates))
     pair_tie = rng.permutation(lo.size)
-    item_index = {item: n for n, item in enumerate(sorted({c.item for c in candidates}))}
-    item_of = np.array([item_index[c.item] for c in candidates], dtype=np.int64)
-    members: dict[int, list[int]] = defaultdict(list)  # system pair -> candidate indices
-    for n in canonical:
-        c = candidates[n]
-        if c.a != c.b:
-            members[index[_ordered(c.a, c.b)]].append(n)
-    pool = {pair: np.array(ns, dtype=np.int64) for pair, ns in members.items()}
+    members = canonical[a[canonical] != b[canonical]]
+    member_pair = pair_of[a[members], b[members]]
+    pool = members[np.argsort(member_pair, kind="stable")]  # grouped by pair of systems
+    left = np.bincount(member_pair, minlength=lo.size)
+    start = np.concatenate(([0], np.cumsum(left)[:-1]))
 
-    judged: set[tuple[int, int, str]] = set()
-    item_load = np.zeros(len(item_index), dtype=np.int64)
-    uses = np.zeros(lo.size)
-    for v in comparisons:
-        key = (*_ordered(v.a, v.b), v.item)
-        if key not in judged:
-            judged.add(key)
-            if v.item in item_index:
-                item_load[item_index[v.item]] += 1
-            uses[index[key[:2]]] += 1
+    ja = np.minimum(judged[:, 1], judged[:, 2])
+    jb = np.maximum(judged[:, 1], judged[:, 2])
+    distinct = np.unique(judged_item * lo.size + pair_of[ja, jb])  # (item, pair of systems)
+    uses = np.bincount(distinct % lo.size, minlength=lo.size).astype(np.float64)
+    item_load = np.bincount(distinct // lo.size, minlength=items.size)
 
     least = max(float(floor), explore * (uses.sum() + min(size, len(candidates))) / lo.size)
     p = 1.0 / (1.0 + np.exp(-(theta[lo] - theta[hi])))
     weight = verdicts_per_pair * p * (1.0 - p)
-    chosen: list[int] = []
-    left = np.array([len(pool.get(n, ())) for n in range(lo.size)])
-    while len(chosen) < size:
-        open_pairs = left > 0
-        if not open_pairs.any():
-            break
-        short = open_pairs & (uses < least)
-        if short.any():
-            pick = int(min(np.flatnonzero(short), key=lambda n: (uses[n], pair_tie[n])))
-        else:
-            gain = _variance_gain(theta, cov, lo, hi, weight)
-            gain[~open_pairs] = -np.inf
-            best = gain.max()
-            ties = np.flatnonzero(gain >= best - 1e-12 * max(1.0, abs(best)))
-            pick = int(min(ties, key=lambda n: pair_tie[n]))
-        # the least loaded item, ties by the seeded permutation (tie < len(candidates))
-        ns = pool[pick]
-        at = int(np.argmin(item_load[item_of[ns]] * (len(candidates) + 1) + tie[ns]))
-        n = int(ns[at])
-        pool[pick] = np.delete(ns, at)
-        left[pick] -= 1
-        chosen.append(n)
-        item_load[item_of[n]] += 1
-        uses[pick] += 1
-        x = np.zeros(k)
-        x[lo[pick]], x[hi[pick]] = 1.0, -1.0
-        s = cov @ x
-        cov = cov - weight[pick] * np.outer(s, s) / (1.0 + weight[pick] * (x @ s))
+    from heart.stats._adaptive_compiled import pick_loop
+
+    chosen: IntArray = pick_loop(
+        np.array(cov, dtype=np.float64, order="C"), -np.abs(theta[lo] - theta[hi]),
+        lo.astype(np.int64), hi.astype(np.int64), weight, uses, float(least), pair_tie, pool,
+        start.astype(np.int64), left.astype(np.int64), candidate_item.astype(np.int64), tie,
+        item_load.astype(np.int64), int(min(size, pool.size)),
+    )  # fmt: skip
     return chosen
-
-
-def _variance_gain(
-    theta: FloatArray, cov: FloatArray, lo: np.ndarray, hi: np.ndarray, weight: FloatArray
-) -> FloatArray:
-    """For each system pair: Σ over pairs (k, l) of doubt(k, l) · Δvar(θₖ − θₗ)/var(θₖ − θₗ)
-    when that system pair is judged once more."""
-    diag = np.diag(cov)
-    var = diag[lo] + diag[hi] - 2.0 * cov[lo, hi]
-    doubt = ndtr(-np.abs(theta[lo] - theta[hi]) / np.sqrt(np.maximum(var, 1e-12)))
-    s = cov[:, lo] - cov[:, hi]  # Σx for every system pair x (K × P)
-    d = s[lo, :] - s[hi, :]  # (k, l) × x: cₖₗᵀ Σ x
-    q = np.diagonal(d)  # xᵀΣx
-    gain: FloatArray = (doubt / var) @ (d * d) * weight / (1.0 + weight * q)
-    return gain
-
-
-def _ordered(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a < b else (b, a)
-
-
-def _key(c: Candidate) -> tuple[str, int, int]:
-    return (c.item, *_ordered(c.a, c.b))
