@@ -184,10 +184,12 @@ STYLE_METHOD = (
     "whose interval lies above zero says the judges reward that style; a system that drops "
     "between the plain and the controlled column won partly by style. A feature that never "
     "differs, or that the systems compared already determine, is left out and named. Intervals "
-    "resample conversations with the plain board's draws, every round refitted in full. The fit "
-    "rests on all the board's comparisons, so the board's evidence rule applies to all of them "
-    "at once: below it, or when a style or a system decides every win, the fit is preliminary "
-    "and its numbers are shown in parentheses."
+    "resample conversations with the plain board's draws; each round is refitted in full on a "
+    "small board, and on a large one (ratings.style_bootstrap) takes one Newton step from the "
+    "full fit, within a fraction of an Elo point of refitting; each table's note says which. "
+    "The fit rests on all the board's comparisons, so the board's evidence rule applies to all "
+    "of them at once: below it, or when a style or a system decides every win, the fit is "
+    "preliminary and its numbers are shown in parentheses."
 )
 
 
