@@ -374,3 +374,20 @@ def test_the_design_has_one_row_per_conversation_order_and_style_counted_by_hand
     assert got.keys() == {k for k, v in expected.items() if sum(v) > 0}
     for key, value in got.items():
         np.testing.assert_allclose(value, expected[key])
+
+
+def test_one_step_refits_the_rounds_that_separate_as_refitting_does() -> None:
+    # Ten conversations and 24 verdicts: rounds that need the ridge guard are refitted in full
+    # under either method, and the others move far, so most are refitted too.
+    theta = np.array([0.8, 0.0, -0.8, 0.2, 0.4])
+    words = np.array([20, 40, 30, 60, 35.0])
+    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.5, 24, 12, 10)
+    design = style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
+    one = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="one-step")
+    refit = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="refit")
+    assert one.method == "one-step" and 0 < one.separated_rounds == refit.separated_rounds
+    assert one.stepped_rounds < 80 - one.separated_rounds
+    full = np.isnan(one.elo_rounds) == np.isnan(refit.elo_rounds)
+    assert full.all()
+    same = np.abs(np.nan_to_num(one.elo_rounds - refit.elo_rounds)).max(axis=1) < 1e-6
+    assert same.sum() >= 80 - one.stepped_rounds  # every round not stepped is the refit's
