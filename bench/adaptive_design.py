@@ -33,7 +33,8 @@ mean Kendall τ with the true Elo, mean top-3 recall, and the coverage of the tr
 intervals; then each design's τ below all pairs, with its standard error over the studies, and
 adaptive's τ above random's, study by study, with its standard error; then, per item count,
 whether the better of the two oracles comes within 0.02 τ of all pairs, and whether adaptive
-does and is ahead of random by over two standard errors, on both system sets. The last line is the verdict-saving ratio: verdicts of ``all`` over verdicts of ``adaptive``.
+does and is ahead of random by over two standard errors, on both system sets. The last line is
+the verdict-saving ratio: verdicts of ``all`` over verdicts of ``adaptive``.
 
     .venv/bin/python bench/adaptive_design.py [--studies 50] [--items 60] [--rounds 500]
         [--large-items 300] [--large-studies 50] [--large-rounds 500]
