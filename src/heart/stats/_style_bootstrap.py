@@ -255,6 +255,7 @@ def _batched_newton(
     total = design.won_a + design.won_b
     gauge = _gauges(present, width, ridge)
     information = _Information.of(design)
+    compared = present.any(axis=1)
     known = np.column_stack([present, np.ones((rounds, width - k), dtype=bool)])
     beta = np.where(known, start, 0.0)
 
@@ -271,15 +272,15 @@ def _batched_newton(
     done = ok & (moved <= ROUND_TOL * (1.0 + np.abs(beta).max(axis=1)))
     stepped = 0
     if one_step:
-        kept = ok & ~done & (moved <= ONE_STEP_LIMIT) & (ridge == 0) & present.any(axis=1)
+        kept = ok & ~done & (moved <= ONE_STEP_LIMIT) & (ridge == 0) & compared
         stepped = int(np.count_nonzero(kept))
         done |= kept
     beta += step
-    live = ok & ~done & present.any(axis=1)
+    live = np.flatnonzero(ok & ~done & compared)  # packed into blocks: none holds a settled one
 
     block = max(1, _BLOCK // max(n, 1))
-    for first in range(0, rounds, block):
-        mine = first + np.flatnonzero(live[first : first + block])
+    for first in range(0, live.size, block):
+        mine = live[first : first + block]
         weight = np.ascontiguousarray(counts[mine].T)[conv]  # (rows, rounds of the block)
         won = weight * design.won_a[:, None]
         played = np.multiply(weight, total[:, None], out=weight)
@@ -299,7 +300,7 @@ def _batched_newton(
             done[mine] = ok & settled
             keep = ok & ~settled
             mine, won, played, last = mine[keep], won[:, keep], played[:, keep], size[keep]
-    done &= present.any(axis=1)
+    done &= compared
     theta = beta[:, :k]
     mean = (theta * present).sum(axis=1, keepdims=True) / np.maximum(
         present.sum(axis=1, keepdims=True), 1
