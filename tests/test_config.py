@@ -381,3 +381,18 @@ def test_bad_axis_weights_name_the_line_and_field(weights: str, message: str) ->
     with pytest.raises(ConfigError) as error:
         parse_study(WEIGHTED % weights)
     assert str(error.value) == f"study.yaml line 5: 'ratings.weights': {message}"
+
+
+def test_the_style_bootstrap_setting_offers_the_methods_the_bootstrap_takes() -> None:
+    # The setting spells the methods out (the study file is read without the statistics'
+    # imports), so it must stay in step with them and with the threshold it states.
+    from typing import get_args
+
+    from heart.config import RatingsSpec
+    from heart.stats import STYLE_BOOTSTRAP_METHODS
+    from heart.stats._style_bootstrap import ONE_STEP_FROM
+
+    field = RatingsSpec.model_fields["style_bootstrap"]
+    assert get_args(field.annotation) == STYLE_BOOTSTRAP_METHODS
+    assert field.default == "auto"
+    assert f"{ONE_STEP_FROM // 1_000_000} million" in (field.description or "")
