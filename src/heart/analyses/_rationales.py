@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -165,6 +165,11 @@ class Codes:
 
     def __len__(self) -> int:
         return int(self.row.size)
+
+    def apart(self) -> dict[str, Any]:
+        """Every column but ``comparisons``, by name: what another process that holds the
+        comparisons needs to make the codes again (``Codes(comparisons, **apart)``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "comparisons"}
 
     def __iter__(self) -> Iterator[CodeRecord]:
         return (CodeRecord(*cells) for cells in zip(*self.columns(), strict=True))

@@ -10,7 +10,7 @@ once: a second one would spend on its imports about what it saves. The results a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, select
@@ -34,7 +34,9 @@ more than it saves)."""
 
 
 @fewer_collections()
-def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict[str, str], Any]:
+def _rationales_of(
+    config: StudyConfig, url: str
+) -> tuple[RationaleReport, dict[str, str], dict[str, Any] | None]:
     """In the other process: the rationale figures of a study with the settings ``config`` and
     the store at ``url`` (opened read-only), their CSV files, and the columns of every code
     apart (without the comparisons, which the caller holds). The codes are read first; the
@@ -50,9 +52,8 @@ def _rationales_of(config: StudyConfig, url: str) -> tuple[RationaleReport, dict
     report = rationale_figures(
         stored, comparisons, rounds=ratings.bootstrap_rounds, seed=config.seed, level=ratings.level
     )
-    files, codes = rationale_csv(report), report.codes
-    columns = None if codes is None else [getattr(codes, f.name) for f in fields(codes)[1:]]
-    return replace(report, codes=None), files, columns
+    columns = None if report.codes is None else report.codes.apart()
+    return replace(report, codes=None), rationale_csv(report), columns
 
 
 def rationale_report(study: Study, comparisons: Comparisons) -> RationaleReport:
@@ -93,7 +94,7 @@ class ReportAside:
         """The rationale figures and their CSV files; ``comparisons``: those given."""
         report, files, columns = next(self._worker.results())
         if columns is not None:
-            report = replace(report, codes=Codes(comparisons, *columns))
+            report = replace(report, codes=Codes(comparisons, **columns))
         return report, files
 
     def draw(self, figures: Mapping[str, Callable[[], bytes]]) -> None:
