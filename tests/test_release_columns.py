@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Index, inspect, text
 from sqlalchemy.orm import Session
 
@@ -26,6 +28,17 @@ from heart.store import JudgmentRow, RationaleCodeRow, Store, open_store
 from .rows import refused_bundle, snapshot
 from .test_release_bundles import _sign
 from .test_release_streaming import _bundle, _small_chunks
+
+json_objects = st.dictionaries(
+    st.text(max_size=4),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+        max_leaves=8,
+    ),
+    max_size=4,
+)
+"""Any JSON object json writes: numbers of any size, NaN and infinities, any text."""
 
 
 def test_every_foreign_key_is_a_reference_the_import_checks() -> None:
@@ -159,6 +172,44 @@ def test_a_line_the_parser_reads_alone_and_one_it_does_not_give_the_same_rows(
     _sign(bundle)
     spaced_read = import_bundle(open_store(f"sqlite:///{tmp_path / 'b.db'}"), bundle)
     assert spaced_read.added == as_read.added and as_read.added["completions.jsonl"] == 3
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"a":1,"b":[1.5,{"c":null}],"d":"\\u00e9\\n"}',
+        '{"a":99999999999999999999999,"b":-1e-320}',  # an int past 64 bits stays an int
+        '{"a":NaN,"b":Infinity,"c":-Infinity}',  # read by json alone
+        '{"a":1e400}',
+        '{"a":"\\ud800"}',  # a lone surrogate, escaped
+        ' {"a" : true} \t',
+        '{"a":' + "[" * 900 + "]" * 900 + "}",
+    ],
+)
+def test_every_line_is_read_to_the_value_json_reads(line: str) -> None:
+    rows, read = _rows.read_lines(Path("t.jsonl"), [line], 7)
+    assert [number for number, _ in rows] == [7] and read.keys == len(json.loads(line))
+    assert repr(rows[0][1]) == repr(json.loads(line))  # the same types, to the float
+
+
+@given(json_objects)
+@settings(max_examples=300, deadline=None)
+def test_any_object_is_read_to_the_value_json_reads(value: dict[str, Any]) -> None:
+    line = json.dumps(value)
+    rows, _ = _rows.read_lines(Path("t.jsonl"), [line], 1)
+    assert repr(rows[0][1]) == repr(json.loads(line))
+
+
+def test_an_insert_leaves_out_only_columns_the_store_fills_with_null(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'study.db'}")
+    with store.session() as session:
+        filled = _rows._null_filled(session.connection(), JudgmentRow)
+    assert {"winner", "raw", "error", "latency_ms", "cached_tokens_in"} <= filled
+    assert not filled & {"id", "axes", "refused", "rationale", "status"}  # JSON, or a default
+    with sqlite3.connect(tmp_path / "study.db") as db:
+        columns = {row[1]: row for row in db.execute("PRAGMA table_info(judgments)")}
+    assert columns["refused"][4] == "'[]'"  # the default a migration gave it
+    assert all(columns[name][3] == 0 and columns[name][4] is None for name in filled)
 
 
 def test_the_cycle_collector_rests_while_an_import_runs_and_only_then(tmp_path: Path) -> None:
