@@ -5,6 +5,7 @@ carries every column, and a refused import leaves nothing behind."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import time
@@ -393,3 +394,30 @@ def test_a_new_study_is_placed_where_files_cannot_be_hard_linked(
     fresh = tmp_path / "fresh"
     assert pipeline.import_into(fresh, bundle).added["judgments.jsonl"] == VERDICTS
     assert _tree(fresh) == ["heart.db", STUDY_FILE] and _count(fresh, JudgmentRow) == VERDICTS
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (b'{"a":"caf\xc3\xa9"}\n' * 3, None),  # a character split across blocks
+        (b'{"a":"\xef\xbb\xbf"}\n' * 3, None),  # U+FEFF inside a line
+        (b'{"a":"\xc3abcdefg\xa9"}\n', "line 1: byte"),  # a block of ASCII inside a character
+        (b'{"a":"plain"}\n{"a":"\xe9"}\n', "line 2: byte"),  # after ASCII blocks
+        (b'{"a":"plain"}\n{"a":"x"}\n\xc3', "line 3: byte"),  # cut short at the end
+    ],
+)
+def test_a_files_bytes_are_checked_as_utf8_across_its_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: bytes, problem: str | None
+) -> None:
+    """The check skips decoding a block of ASCII only while no character is left unfinished."""
+    from heart.release import _bundles
+
+    monkeypatch.setattr(_bundles, "READ_BLOCK", 7)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(text)
+    digest = hashlib.sha256(text).hexdigest()
+    if problem is None:
+        _bundles._check_file(path, digest)
+        return
+    with pytest.raises(ImportRefused, match=problem):
+        _bundles._check_file(path, digest)

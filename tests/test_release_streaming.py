@@ -282,3 +282,35 @@ def test_a_key_given_twice_is_refused_however_spaced(
     assert refused_bundle(bundle, tmp_path / "refused.db") == (
         f"{path} line 1: '{name}' is given twice; keep one"
     )
+
+
+def test_later_tables_are_checked_against_the_keys_the_import_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table the import added is not read back for the references of the tables after it:
+    the keys it held and was given are those the store then holds, on a first import and on
+    one that gives them again."""
+    bundle = _bundle(tmp_path, items=4)
+    store = _store(tmp_path / "study.db")
+    read_back: list[str] = []
+    kept: dict[str, set[Any] | None] = {}
+    reads, keys_of = _rows.existing_keys, _rows._TableAdd.stored_keys
+
+    def existing_keys(session: Any, name: str, column: str) -> set[Any]:
+        read_back.append(name)
+        return reads(session, name, column)
+
+    def stored_keys(table: _rows._TableAdd, column: str) -> set[Any] | None:
+        kept[f"{table.name} {column}"] = keys = keys_of(table, column)
+        return keys
+
+    monkeypatch.setattr(_rows, "existing_keys", existing_keys)
+    monkeypatch.setattr(_rows._TableAdd, "stored_keys", stored_keys)
+    for again in (False, True):
+        kept.clear()
+        summary = import_bundle(store, bundle)
+        assert bool(summary.unchanged) == again and read_back == []
+        with store.session() as session:
+            for name in ("judgments.jsonl", "rationale_codings.jsonl", "pairs.jsonl"):
+                assert kept[f"{name} id"] == reads(session, name, "id") != set()
+        assert kept["judges.jsonl name"] == {"j1", "j2"}

@@ -319,7 +319,7 @@ def _check_file(path: Path, digest: str) -> None:
         with path.open("rb") as file:
             while block := file.read(READ_BLOCK):
                 sha.update(block)
-                if utf8:
+                if utf8 and not (block.isascii() and not decoder.getstate()[0]):  # ASCII: UTF-8
                     try:
                         decoder.decode(block)
                     except UnicodeDecodeError:

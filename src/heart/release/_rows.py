@@ -490,6 +490,14 @@ class _TableAdd:
         for index in self.set_aside:
             index.drop(self.connection)
 
+    def stored_keys(self, column: str) -> set[Any] | None:
+        """The values of key ``column`` in the table now that every chunk is added: those
+        stored before and those the import gave. None when the table is keyed otherwise, or no
+        chunk came (the stored ones were not read)."""
+        if self.held is None or self.keys != [column]:
+            return None
+        return {key for (key,) in self.held} | {key for (key,) in self.seen}
+
     def finish(self) -> None:
         """Build the indexes set aside while the rows went in."""
         for index in self.set_aside:
@@ -663,8 +671,9 @@ class RowWriter:
     at a time, inside the caller's transaction (the caller commits). Each chunk is checked
     against the study as it stands with the tables before it added (references, pairs, own
     work), then its new rows are inserted; between tables only the keys and the few columns
-    that later tables are checked against are held, read back from the store when first
-    needed. ``names`` maps a column to the file's own name for it."""
+    that later tables are checked against are held: the keys of a table it added as it added
+    them, the rest read back from the store when first needed. ``names`` maps a column to the
+    file's own name for it."""
 
     def __init__(
         self, session: Session, where: Where, names: Mapping[str, str] | None = None
@@ -697,6 +706,10 @@ class RowWriter:
                 self._refuse_own_work(name, chunk)
             table.add(chunk)
         table.finish()
+        for column in {c for target, c in REFERENCES.values() if target == name}:
+            keys = table.stored_keys(column)
+            if keys is not None:  # what later tables refer to, without reading it back
+                self._known[(name, column)] = keys
         for kept, n in zip(
             (self.summary.added, self.summary.unchanged, self.summary.repeated),
             (table.added, table.unchanged, table.repeated),
