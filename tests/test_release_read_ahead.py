@@ -5,6 +5,7 @@ importing process, and the reading process never outlives the import."""
 from __future__ import annotations
 
 import json
+import pickle
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from sqlalchemy.dialects import postgresql
 
 from heart.errors import ImportRefused
 from heart.release import _bundles, _read_ahead, import_bundle
-from heart.release._chunk import Chunk, as_json_text, json_text
+from heart.release._chunk import Chunk, as_json_text, json_text, shared
 from heart.release._read_ahead import ReadAhead, reader
 from heart.release._rows import TABLES, json_texts
 from heart.store import JudgmentRow
@@ -199,3 +200,20 @@ def test_json_columns_come_as_the_text_sqlite_stores_and_are_stored_as_it(
         assert stored == sorted(as_values.execute(query).fetchall(), key=repr), name
     assert as_text.execute("SELECT count(*) FROM judgments").fetchone() == (24,)
     assert json_texts(JudgmentRow, postgresql.dialect()) == {}
+
+
+def test_a_column_that_repeats_its_texts_is_sent_holding_each_once() -> None:
+    hashes = [f"{n % 3:064d}" for n in range(200)]  # equal texts, each a new object
+    assert len({id(h) for h in hashes}) == 200
+    ids = [f"row-{n}" for n in range(200)]
+    axes: list[Any] = [{"E": {"winner": "a", "strength": 1}}] * 100 + [[1], [2]] * 50
+    chunk = Chunk(list(range(1, 201)), names=["h", "id", "axes"], columns=[hashes, ids, axes])
+    numbers, names, columns, _ = chunk.packed()
+    assert columns == [hashes, ids, axes] and numbers == list(range(1, 201))
+    assert len({id(h) for h in columns[0]}) == 3 and columns[1] is ids and columns[2] is axes
+    alone = pickle.dumps((numbers, names, [hashes, ids, axes], frozenset()))
+    assert len(pickle.dumps(chunk.packed())) < len(alone) - 150 * 64  # each hash pickled once
+    unpacked = Chunk.unpacked(pickle.loads(pickle.dumps(chunk.packed())))
+    assert unpacked.column("h") == hashes and len({id(h) for h in unpacked.column("h")}) == 3
+    mixed = ["x", "x", "x", "x", {"a": 1}]  # a JSON column's values, text and not
+    assert shared(mixed) is mixed
