@@ -12,7 +12,8 @@ the imported study, each with the peak memory of its process (its maximum reside
 
 Targets at 693,000 verdicts (on 2 cores): import under 60 s, report under 30 s, every process
 under 4 GiB, and time growing no faster than the verdicts: prints the exponent of report time
-against verdicts (the least-squares slope of log time on log verdicts) last.
+against verdicts (the least-squares slope of log time on log verdicts) last. A fixed CPU loop
+is timed at the start and the end: on a shared machine every time drifts with it.
 """
 
 from __future__ import annotations
@@ -98,6 +99,14 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
     return float(slope)
 
 
+def cpu_loop_seconds() -> float:
+    """Seconds one core takes to sum the first 10^8 numbers: how fast the machine runs now (a
+    shared one drifts), to read the times beside."""
+    start = time.perf_counter()
+    sum(range(10**8))
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -115,7 +124,10 @@ def main() -> None:
         parser.error(f"--sizes: no study of {unknown} verdicts; choose from {list(SIZES)}")
     if args.keep is not None and args.keep.exists():
         parser.error(f"--keep {args.keep}: the folder exists; name a new one")
-    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start")
+    print(
+        f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}, a fixed CPU loop "
+        f"{cpu_loop_seconds():.2f} s at the start"
+    )
     results: dict[int, tuple[int, dict[str, Run]]] = {}
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary) if args.keep is None else args.keep
@@ -123,7 +135,10 @@ def main() -> None:
             folder = root / f"{size}"
             folder.mkdir(parents=True)
             results[size] = measure(folder, size)
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}, a fixed CPU loop {cpu_loop_seconds():.2f} s at "
+        "the end"
+    )
     print()
     print("| LLM verdicts | stored verdicts | import | report | leaderboard | peak memory |")
     print("|---:|---:|---:|---:|---:|---:|")
