@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from heart import pipeline
 from heart.config import STUDY_FILE, parse_study, without_store
 from heart.errors import HeartError, ImportRefused
-from heart.release import read_bundle, store_bundle
+from heart.release import _bundles, read_bundle, store_bundle
 from heart.store import CompletionRow, JudgmentRow, open_store
 from heart.study import create_study, open_study, staged_study
 from heart.types import sha256_hex
@@ -410,8 +410,6 @@ def test_a_files_bytes_are_checked_as_utf8_across_its_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: bytes, problem: str | None
 ) -> None:
     """The check skips decoding a block of ASCII only while no character is left unfinished."""
-    from heart.release import _bundles
-
     monkeypatch.setattr(_bundles, "READ_BLOCK", 7)
     path = tmp_path / "t.jsonl"
     path.write_bytes(text)

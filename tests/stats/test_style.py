@@ -237,13 +237,17 @@ def test_batched_rounds_are_the_fits_of_each_round_alone() -> None:
     np.testing.assert_allclose(boot.high, high, atol=1e-6, rtol=0)
 
 
-def test_rounds_that_separate_or_leave_a_system_out_match_their_own_fits() -> None:
-    # Ten conversations, 24 verdicts over five systems: some rounds let a system win or lose
-    # every comparison and need the ridge guard, a few leave a system out, most neither.
+def _separating_design() -> StyleDesign:
+    """Ten conversations, 24 verdicts over five systems: some rounds let a system win or lose
+    every comparison and need the ridge guard, a few leave a system out, most neither."""
     theta = np.array([0.8, 0.0, -0.8, 0.2, 0.4])
     words = np.array([20, 40, 30, 60, 35.0])
     a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.5, 24, 12, 10)
-    design = style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
+    return style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
+
+
+def test_rounds_that_separate_or_leave_a_system_out_match_their_own_fits() -> None:
+    design = _separating_design()
     boot = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="refit")
     elo, coefficients, separated = _refit_each_round(design, 10, 80, 2)
     assert 0 < boot.separated_rounds == separated < 80
@@ -379,10 +383,7 @@ def test_the_design_has_one_row_per_conversation_order_and_style_counted_by_hand
 def test_one_step_refits_the_rounds_that_separate_as_refitting_does() -> None:
     # Ten conversations and 24 verdicts: rounds that need the ridge guard are refitted in full
     # under either method, and the others move far, so most are refitted too.
-    theta = np.array([0.8, 0.0, -0.8, 0.2, 0.4])
-    words = np.array([20, 40, 30, 60, 35.0])
-    a, b, outcome, strength, sa, sb, conv = simulate(theta, words, 0.5, 24, 12, 10)
-    design = style_design(a, b, outcome, strength, 5, sa, sb, FEATURES, conv)
+    design = _separating_design()
     one = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="one-step")
     refit = bootstrap_style_controlled(design, conversations=10, rounds=80, seed=2, method="refit")
     assert one.method == "one-step" and 0 < one.separated_rounds == refit.separated_rounds

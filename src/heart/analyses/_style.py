@@ -119,7 +119,7 @@ class StyleInputs:
     warmth: tuple[str, ...]
     method: StyleBootstrapMethod = "auto"
     _counted: dict[str, tuple[int, int, int, int]] = field(
-        default_factory=dict, repr=False, compare=False
+        default_factory=dict, init=False, repr=False, compare=False
     )
 
     def counts(self, completions: Sequence[str]) -> npt.NDArray[np.float64]:
