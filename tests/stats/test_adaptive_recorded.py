@@ -1,15 +1,37 @@
 """The adaptive design's choices on seeded cases, recorded from the rule's plain numpy
 implementation before its pick loop was compiled: the same verdicts, candidates, settings and
-seed still give the same indices in the same order."""
+seed still give the same indices in the same order, through the compiled loop (numba) and
+through the numpy loop an install without numba uses."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 import pytest
 
-from heart.stats import Candidate, Comparison, choose_pairs, choose_pairs_from_arrays
+from heart.stats import (
+    Candidate,
+    Comparison,
+    _adaptive,
+    _adaptive_plain,
+    choose_pairs,
+    choose_pairs_from_arrays,
+)
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test once with numba, once as if numba were not installed."""
+    if request.param == "numpy":
+        monkeypatch.setitem(sys.modules, "heart.stats._adaptive_compiled", None)
+    name: str = request.param
+    return name
+
+
+def test_the_loop_is_numpys_without_numba(loop: str) -> None:
+    assert (_adaptive.pick_loop() is _adaptive_plain.pick_loop) == (loop == "numpy")
 
 
 def seeded_case(
@@ -101,16 +123,18 @@ RECORDED = [  # (case seed, systems, items, size, the indices chosen)
 
 @pytest.mark.parametrize(("seed", "systems", "items", "size", "chosen"), RECORDED)
 def test_the_rule_chooses_the_recorded_pairs(
-    seed: int, systems: int | None, items: int | None, size: int | None, chosen: list[int]
-) -> None:
+    seed: int, systems: int | None, items: int | None, size: int | None, chosen: list[int],
+    loop: str,
+) -> None:  # fmt: skip
     k, comparisons, candidates, n, settings = seeded_case(seed, systems, items, size)
     assert choose_pairs(k, comparisons, candidates, n, **settings) == chosen
 
 
 @pytest.mark.parametrize(("seed", "systems", "items", "size", "chosen"), RECORDED)
 def test_the_array_entry_point_chooses_the_recorded_pairs(
-    seed: int, systems: int | None, items: int | None, size: int | None, chosen: list[int]
-) -> None:
+    seed: int, systems: int | None, items: int | None, size: int | None, chosen: list[int],
+    loop: str,
+) -> None:  # fmt: skip
     k, comparisons, candidates, n, settings = seeded_case(seed, systems, items, size)
     names = sorted({c.item for c in candidates} | {v.item for v in comparisons})
     code = {name: number for number, name in enumerate(names)}  # in the order of the names
@@ -121,3 +145,20 @@ def test_the_array_entry_point_chooses_the_recorded_pairs(
     judged = np.array([(code[v.item], v.a, v.b) for v in comparisons]).reshape(-1, 3)
     offered = np.array([(code[c.item], c.a, c.b) for c in candidates])
     assert choose_pairs_from_arrays(wins, judged, offered, n, **settings).tolist() == chosen
+
+
+@pytest.mark.parametrize(
+    ("seed", "systems", "items", "size"),
+    [(seed, None, None, None) for seed in range(200, 240)] + [(300, 22, 6, 300), (301, 15, 9, 250)],
+)
+def test_both_loops_choose_alike_on_random_cases(
+    seed: int, systems: int | None, items: int | None, size: int | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Beyond the recorded cases: the numpy loop's picks are the compiled loop's."""
+    k, comparisons, candidates, n, settings = seeded_case(seed, systems, items, size)
+    compiled = choose_pairs(k, comparisons, candidates, n, **settings)
+    with monkeypatch.context() as without_numba:
+        without_numba.setitem(sys.modules, "heart.stats._adaptive_compiled", None)
+        plain = choose_pairs(k, comparisons, candidates, n, **settings)
+    assert plain == compiled

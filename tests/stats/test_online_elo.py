@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +98,16 @@ def test_rejects_bad_arguments_with_the_fix() -> None:
         online_elo(np.array([0]), np.array([2]), None, 2)
     with pytest.raises(ValueError, match="tie must have one entry per comparison"):
         online_elo(np.array([0]), np.array([1]), np.array([True, False]), 2)
+
+
+def test_without_numba_every_board_is_played_by_the_plain_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    winner, loser, tie = simulate(np.array([0.8, 0.2, 0.0, -0.5, 0.4]), 500, seed=6)
+    plain = online_elo(winner, loser, tie, 5, permutations=3, seed=2)
+    monkeypatch.setitem(sys.modules, "heart.stats._online_elo_compiled", None)
+    without = online_elo(winner, loser, tie, 5, permutations=3, seed=2, compiled_steps=1)
+    assert without.tolist() == plain.tolist()
 
 
 def test_the_compiled_loop_gives_the_plain_loops_ratings_to_the_bit() -> None:

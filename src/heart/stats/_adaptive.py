@@ -15,12 +15,13 @@ so far, so items stay balanced; judges are balanced by the schedule that assigns
 Ties are broken by a permutation seeded by ``seed``: the same verdicts and seed give the same
 choice. ``choose_pairs_from_arrays`` applies the same rule to arrays (a simulated study's tens
 of thousands of pairs a round); the picks themselves run in machine code
-(``heart.stats._adaptive_compiled``).
+(``heart.stats._adaptive_compiled``) where numba is installed, else in numpy
+(``heart.stats._adaptive_plain``), with the same picks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,9 @@ from scipy.special import ndtr
 
 from heart.stats._bradley_terry import SEPARATION_RIDGE, fit_bradley_terry
 from heart.stats._types import FloatArray, IntArray
+
+PickLoop = Callable[..., IntArray]
+"""``heart.stats._adaptive_compiled.pick_loop`` or ``heart.stats._adaptive_plain.pick_loop``."""
 
 EXPLORE = 0.3
 """The share of each pair of systems' equal share that the rule keeps for it whatever the
@@ -215,7 +219,7 @@ def _choose(
     strengths: FloatArray | None,
 ) -> IntArray:
     """The rule of the module docstring on checked arrays; the picks themselves are made by
-    the compiled loop (``heart.stats._adaptive_compiled``)."""
+    `pick_loop`."""
     k = wins.shape[0]
     theta, cov = _fitted(wins, strengths)
     lo, hi = np.triu_indices(k, 1)
@@ -251,12 +255,21 @@ def _choose(
     least = max(float(floor), explore * (uses.sum() + min(size, len(candidates))) / lo.size)
     p = 1.0 / (1.0 + np.exp(-(theta[lo] - theta[hi])))
     weight = verdicts_per_pair * p * (1.0 - p)
-    from heart.stats._adaptive_compiled import pick_loop
-
-    chosen: IntArray = pick_loop(
+    chosen: IntArray = pick_loop()(
         np.array(cov, dtype=np.float64, order="C"), -np.abs(theta[lo] - theta[hi]),
         lo.astype(np.int64), hi.astype(np.int64), weight, uses, float(least), pair_tie, pool,
         start.astype(np.int64), left.astype(np.int64), candidate_item.astype(np.int64), tie,
         item_load.astype(np.int64), int(min(size, pool.size)),
     )  # fmt: skip
     return chosen
+
+
+def pick_loop() -> PickLoop:
+    """The pick loop: compiled where numba is installed (the ``fast`` extra), else numpy's."""
+    try:
+        from heart.stats._adaptive_compiled import pick_loop as compiled
+    except ImportError:
+        from heart.stats._adaptive_plain import pick_loop as plain
+
+        return plain
+    return compiled

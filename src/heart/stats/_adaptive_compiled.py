@@ -5,7 +5,8 @@ rank-one updates are numpy's arithmetic to the bit; a gain may differ from numpy
 digits (its sum is added up in the loop's own order, as a BLAS differs between processors, and Φ
 comes from the C library's erf), about 1e-15 of the largest gain, far inside the ``TIE`` within
 which gains count as tied. Imported only when pairs are chosen: loading numba and the cached
-machine code costs about 0.4 s, compiling it the first time about two seconds."""
+machine code costs about 0.4 s, compiling it the first time about two seconds. Without numba
+(the ``fast`` extra) the same picks come from ``heart.stats._adaptive_plain``."""
 
 from __future__ import annotations
 
@@ -14,10 +15,8 @@ import math
 import numba
 import numpy as np
 
+from heart.stats._adaptive_plain import TIE
 from heart.stats._types import FloatArray, IntArray
-
-TIE = 1e-12
-"""Relative gap within which variance gains count as tied (then the seeded order decides)."""
 
 
 @numba.njit(cache=True, nogil=True)

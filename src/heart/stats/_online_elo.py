@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,8 +34,9 @@ def online_elo(
     Orders come from numpy PCG64 seeded by ``seed``; ``permutations=0`` uses the given order
     once. Online Elo depends on order and ignores outcome strength: an alternate ranker only.
 
-    From ``compiled_steps`` updates in all, the orders are played in machine code, with the
-    same arithmetic in the same order: the same ratings to the bit.
+    From ``compiled_steps`` updates in all, the orders are played in machine code where numba
+    is installed (the ``fast`` extra), with the same arithmetic in the same order: the same
+    ratings to the bit.
     """
     w, lo = _check_pairs(winner, loser, n_systems)
     t = _check_tie(tie, w.size)
@@ -50,12 +52,8 @@ def online_elo(
         rng = np.random.Generator(np.random.PCG64(seed))
         orders = rng.permuted(np.tile(np.arange(n), (permutations, 1)), axis=1)
     scores = np.where(t, 0.5, 1.0)
-    if n * len(orders) >= compiled_steps:
-        from heart.stats._online_elo_compiled import compiled_ratings_along
-
-        each = compiled_ratings_along(w, lo, scores, orders, n_systems, k_factor, ELO_BASE)
-    else:
-        each = ratings_along(w, lo, scores, orders, n_systems, k_factor, ELO_BASE)
+    along = _compiled_along() if n * len(orders) >= compiled_steps else None
+    each = (along or ratings_along)(w, lo, scores, orders, n_systems, k_factor, ELO_BASE)
     total = np.zeros(n_systems)
     for ratings in each:  # summed one order at a time, in the orders' order
         total += ratings
@@ -89,3 +87,12 @@ def ratings_along(
             ratings[a], ratings[b] = ra + delta, rb - delta
         out[row] = ratings
     return out
+
+
+def _compiled_along() -> Callable[..., FloatArray] | None:
+    """``ratings_along`` in machine code, or None without numba (the ``fast`` extra)."""
+    try:
+        from heart.stats._online_elo_compiled import compiled_ratings_along
+    except ImportError:
+        return None
+    return compiled_ratings_along
