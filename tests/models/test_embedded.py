@@ -109,7 +109,7 @@ def test_grammar_checked_greedy_picks_what_the_library_picks() -> None:
     rejected = 0
     for request in requests:
         ours = asyncio.run(model.complete(request)).text
-        sampler = _load(embedded_model_path(), 4096).llama._sampler
+        sampler = _load(embedded_model_path(), 4096).llama.grammar_greedy
         assert isinstance(sampler, GrammarGreedy)
         rejected += sampler.rejected
         theirs = plain.create_chat_completion(

@@ -153,10 +153,11 @@ def reply_text(page: str, element_id: str) -> str:
 
 
 @contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """``app`` behind a real uvicorn server on a thread; yields its base URL."""
+def serving(app: FastAPI, log_level: str = "warning") -> Iterator[str]:
+    """``app`` behind a real uvicorn server on a thread, logging from ``log_level``; yields its
+    base URL."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -1,31 +1,66 @@
 """The access log keeps no secret in whatever spelling the app itself reads it: a percent-encoded
-or differently cased query name, in a log line exactly as uvicorn writes it."""
+or differently cased query name, in the log line a real uvicorn server writes for the request."""
 
 from __future__ import annotations
 
+import http.client
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import pytest
-from uvicorn.protocols.utils import get_path_with_query_string
+from fastapi import FastAPI
 
-from heart.web._logging import ACCESS_LOGGER, RedactSecrets, redact
+from heart.web._logging import ACCESS_LOGGER, redact
 
-from .conftest import ADMIN_TOKEN, WebStudy
+from .conftest import ADMIN_TOKEN, WebStudy, serving
 
 MakeStudy = Callable[..., WebStudy]
 PARTICIPANT, SESSION = "PID-5f3a9c1e77", "SESSION-8d2b41"
+_CLIENT = re.compile(r"^127\.0\.0\.1:\d+ - ")
 
 
-def _logged(path: str, query: str) -> str:
-    """The access-log line of a request, as uvicorn formats it, after the app's filter."""
-    scope = {"path": path, "query_string": query.encode("ascii")}
-    record = logging.LogRecord(
-        ACCESS_LOGGER, logging.INFO, __file__, 0, '%s - "%s %s HTTP/%s" %d',
-        ("127.0.0.1:5000", "GET", get_path_with_query_string(scope), "1.1", 303), None,
-    )  # fmt: skip
-    assert RedactSecrets().filter(record)
-    return record.getMessage()
+class _Lines(logging.Handler):
+    """Keeps the message of every record that reaches it, after the logger's filters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextmanager
+def _access_log() -> Iterator[list[str]]:
+    """The access-log lines written while inside, each without the client's address."""
+    handler = _Lines()
+    logger = logging.getLogger(ACCESS_LOGGER)
+    logger.addHandler(handler)
+    try:
+        yield handler.lines
+    finally:
+        logger.removeHandler(handler)
+        handler.lines[:] = [_CLIENT.sub("", line) for line in handler.lines]
+
+
+def _served(app: FastAPI, target: str) -> tuple[int, str | None, str]:
+    """GET ``target`` (sent as written, percent-encoding and all) from ``app`` behind uvicorn:
+    the status, the redirect, and the access-log line uvicorn wrote for it."""
+    with serving(app, log_level="info") as url, _access_log() as lines:
+        address = urlsplit(url)
+        connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=30)
+        try:
+            connection.request("GET", target)
+            answer = connection.getresponse()
+            status, location = answer.status, answer.getheader("location")
+            answer.read()
+        finally:
+            connection.close()
+    assert len(lines) == 1, lines
+    return status, location, lines[0]
 
 
 @pytest.mark.parametrize(
@@ -41,11 +76,10 @@ def test_a_percent_encoded_admin_token_signs_in_and_is_not_logged(
     web_study: MakeStudy, query: str
 ) -> None:
     study = web_study(items=1)
-    answer = study.client(study.make_app()).get(f"/admin?{query}")
-    assert answer.status_code == 303 and answer.headers["location"] == "/admin"  # signed in
-    line = _logged("/admin", query)
+    status, location, line = _served(study.make_app(), f"/admin?{query}")
+    assert status == 303 and location == "/admin"  # signed in
     assert ADMIN_TOKEN not in line and "[redacted]" in line
-    assert line.startswith('127.0.0.1:5000 - "GET /admin?') and line.endswith(' HTTP/1.1" 303')
+    assert line.startswith('"GET /admin?') and line.endswith(' HTTP/1.1" 303'), line
 
 
 def test_a_percent_encoded_prolific_link_enters_and_its_ids_are_not_logged(
@@ -53,10 +87,10 @@ def test_a_percent_encoded_prolific_link_enters_and_its_ids_are_not_logged(
 ) -> None:
     study = web_study(items=1)
     query = f"%50ROLIFIC_PID={PARTICIPANT}&STUDY_ID=S1&SESSION%5FID={SESSION}"
-    answer = study.client(study.make_app()).get(f"/prolific?{query}")
-    assert answer.status_code == 303 and answer.headers["location"] == "/"
-    assert _logged("/prolific", query) == (
-        '127.0.0.1:5000 - "GET /prolific?%50ROLIFIC_PID=[redacted]&STUDY_ID=S1'
+    status, location, line = _served(study.make_app(), f"/prolific?{query}")
+    assert status == 303 and location == "/"
+    assert line == (
+        '"GET /prolific?%50ROLIFIC_PID=[redacted]&STUDY_ID=S1'
         '&SESSION%5FID=[redacted] HTTP/1.1" 303'
     )
 

@@ -76,12 +76,18 @@ def greedy_grammar_llama() -> type:
     import llama_cpp
 
     class GreedyGrammarLlama(llama_cpp.Llama):
+        grammar_greedy: GrammarGreedy | None = None
+        """The sampler of the latest completion decoded greedily under a grammar."""
+
         # the library calls this with keywords only
         def _init_sampler(self, **settings: Any) -> Any:  # type: ignore[override]
             grammar = settings.get("grammar")
             neutral = all(settings.get(k, v) == v for k, v in _NEUTRAL.items())
             if grammar is None or settings.get("temp") != 0.0 or not neutral:
                 return super()._init_sampler(**settings)
-            return GrammarGreedy(llama_cpp, self._model.vocab, self._n_vocab, grammar)
+            self.grammar_greedy = GrammarGreedy(
+                llama_cpp, self._model.vocab, self._n_vocab, grammar
+            )
+            return self.grammar_greedy
 
     return GreedyGrammarLlama
