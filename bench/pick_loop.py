@@ -69,9 +69,7 @@ def main() -> None:
         candidates = everything[open_rows]
         chosen = {}
         for compiled in (True, False):
-            chosen[compiled], spent = timed_round(
-                wins, judged, candidates, size, compiled=compiled
-            )
+            chosen[compiled], spent = timed_round(wins, judged, candidates, size, compiled=compiled)
             seconds[compiled] += spent
         if chosen[True].tolist() != chosen[False].tolist():
             raise SystemExit("the two loops chose different pairs")

@@ -90,8 +90,7 @@ def test_a_percent_encoded_prolific_link_enters_and_its_ids_are_not_logged(
     status, location, line = _served(study.make_app(), f"/prolific?{query}")
     assert status == 303 and location == "/"
     assert line == (
-        '"GET /prolific?%50ROLIFIC_PID=[redacted]&STUDY_ID=S1'
-        '&SESSION%5FID=[redacted] HTTP/1.1" 303'
+        '"GET /prolific?%50ROLIFIC_PID=[redacted]&STUDY_ID=S1&SESSION%5FID=[redacted] HTTP/1.1" 303'
     )
 
 
