@@ -59,7 +59,7 @@ test-oldest: RESOLUTION := lowest-direct
 test-latest test-oldest: | $(UV)
 	rm -rf .venv-$@
 	$(UV) venv -q .venv-$@
-	VIRTUAL_ENV=.venv-$@ $(UV) pip install $(UV_BUILD) -q --refresh --resolution $(RESOLUTION) \
+	VIRTUAL_ENV=.venv-$@ $(UV) pip install $(UV_BUILD) -q --resolution $(RESOLUTION) \
 		-r pyproject.toml --all-extras --group dev --group model
 	VIRTUAL_ENV=.venv-$@ $(UV) pip install -q --no-deps -e .
 	VIRTUAL_ENV=.venv-$@ $(UV) pip list --format freeze > .venv-$@/versions.txt
