@@ -37,10 +37,8 @@ def pick_loop(
     uses: FloatArray, least: float, pair_tie: IntArray, pool: IntArray, start: IntArray,
     left: IntArray, item_of: IntArray, tie: IntArray, item_load: IntArray, size: int,
 ) -> IntArray:  # fmt: skip
-    """The candidates chosen, in order, at most ``size`` (the rule of ``heart.stats._adaptive``).
-
-    ``pool[start[x]:start[x] + left[x]]`` are the candidates of pair of systems x not chosen
-    yet; ``cov``, ``uses``, ``pool``, ``left`` and ``item_load`` are updated in place."""
+    """``heart.stats._adaptive_compiled.pick_loop`` in numpy: the same arguments, the same
+    candidates chosen in the same order, the same arrays updated in place."""
     scale = tie.shape[0] + 1
     chosen: list[int] = []
     while len(chosen) < size:
