@@ -85,7 +85,7 @@ def main() -> None:
         per_round = seconds[compiled] / args.rounds
         print(f"{name}: {per_round:.3f} s a round of {size} pairs, "
               f"{1e6 * seconds[compiled] / picked:.0f} µs a pick")  # fmt: skip
-    judging = size * 1.0
+    judging = float(size)  # seconds, at one second a verdict
     print(f"numpy's round is {seconds[False] / args.rounds / judging:.2%} of judging its "
           f"{size} pairs at one second a verdict")  # fmt: skip
     print(f"{seconds[False] / seconds[True]:.1f}x faster picks with numba ({k} systems, "
