@@ -7,6 +7,8 @@ is what the project's providers must handle (see the module doc of tests/fakes/f
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import json
 import socket
 import subprocess
@@ -20,7 +22,6 @@ import pytest
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
-httpx2 = pytest.importorskip("httpx2")
 
 from tests.fakes.fault_server import (  # noqa: E402
     BADJSON_TEXT,
@@ -33,10 +34,21 @@ from tests.fakes.fault_server import (  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
+# The SDKs' HTTP clients: httpx, or httpx2 in the newer generations of both SDKs.
+HTTP_CLIENTS = [
+    importlib.import_module(name) for name in ("httpx", "httpx2") if importlib.util.find_spec(name)
+]
+REMOTE_PROTOCOL_ERRORS = tuple(http.RemoteProtocolError for http in HTTP_CLIENTS)
 # anthropic's AsyncStream does not wrap transport errors raised while iterating a stream (its
-# request phase does): a cut/reset/stalled stream surfaces as a raw httpx2 error there.
-ANTHROPIC_STREAM_CONNECTION_ERRORS = (anthropic.APIConnectionError, httpx2.TransportError)
-ANTHROPIC_STREAM_TIMEOUT_ERRORS = (anthropic.APITimeoutError, httpx2.TimeoutException)
+# request phase does): a cut/reset/stalled stream surfaces as a raw HTTP client error there.
+ANTHROPIC_STREAM_CONNECTION_ERRORS = (
+    anthropic.APIConnectionError,
+    *(http.TransportError for http in HTTP_CLIENTS),
+)
+ANTHROPIC_STREAM_TIMEOUT_ERRORS = (
+    anthropic.APITimeoutError,
+    *(http.TimeoutException for http in HTTP_CLIENTS),
+)
 
 
 @pytest.fixture(scope="module")
@@ -278,8 +290,10 @@ ANTHROPIC_STATUS = {
     "429": (anthropic.RateLimitError, "rate_limit_error"),
     "500": (anthropic.InternalServerError, "api_error"),
     "502": (anthropic.InternalServerError, "api_error"),
-    "503": (anthropic.ServiceUnavailableError, "api_error"),
-    "529": (anthropic.OverloadedError, "overloaded_error"),
+    # 503 and 529 have classes of their own in newer SDKs and InternalServerError (or only
+    # APIStatusError) in older ones: the providers read the status code, which is pinned below.
+    "503": (anthropic.APIStatusError, "api_error"),
+    "529": (anthropic.APIStatusError, "overloaded_error"),
     "400": (anthropic.BadRequestError, "invalid_request_error"),
     "401": (anthropic.AuthenticationError, "authentication_error"),
     "404": (anthropic.NotFoundError, "not_found_error"),
@@ -327,8 +341,9 @@ def test_fractional_retry_after(server: FaultServer) -> None:
         with pytest.raises(anthropic.RateLimitError) as ainfo:
             await call(server, "anthropic", "frac [[faults: 429:0.3]]")
         assert ainfo.value.response.headers["retry-after"] == "0.3"
-        with pytest.raises(anthropic.OverloadedError) as info:
+        with pytest.raises(anthropic.APIStatusError) as info:
             await call(server, "anthropic", "overloaded with hint [[faults: 529:2]]")
+        assert info.value.status_code == 529
         assert info.value.response.headers["retry-after"] == "2"
 
     run(go())
@@ -364,7 +379,7 @@ def test_drop_is_a_connection_error(server: FaultServer, api: str, stream: bool)
     with pytest.raises(expected) as info:
         run(call(server, api, f"{needle} [[faults: drop]]", stream=stream))
     assert not isinstance(info.value, openai.APITimeoutError | anthropic.APITimeoutError)
-    assert isinstance(info.value.__cause__, httpx2.RemoteProtocolError)
+    assert isinstance(info.value.__cause__, REMOTE_PROTOCOL_ERRORS)
     assert server.attempts(needle) == 1  # no silent transport-level retry
     rec = [r for r in server.requests if needle in r.last_user][-1]
     assert rec.fault == "drop" and rec.status is None
