@@ -1268,14 +1268,25 @@ def raters_invite(
         str, typer.Option(help="Where people reach `heart serve`.")
     ] = "http://127.0.0.1:8000",
     note: Annotated[str, typer.Option(help="A note kept with these raters.")] = "",
+    flow: Annotated[
+        str | None,
+        typer.Option(
+            help="The work these raters are led through, in order, as write,judge (unset: "
+            "the study's people.flow)."
+        ),
+    ] = None,
 ) -> None:
     """Make N raters and print one invite link each (shown once: only a hash is stored)."""
-    from heart.people import invite
+    from heart.people import flow_meta, invite
 
     if n < 1:
         raise HeartError(f"the number of invites must be at least 1, got {n}")
+    try:
+        flow_meta(flow)
+    except ValueError as exc:
+        raise HeartError(f"--flow: {exc}") from None
     with _study(study) as s:
-        made = invite(s.store, n, note)
+        made = invite(s.store, n, note, flow)
     for _, token in made:
         say(f"{base_url.rstrip('/')}/invite/{token}", soft_wrap=True)
 

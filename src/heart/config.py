@@ -486,6 +486,35 @@ class RationalesSpec(Strict):
     )
 
 
+WorkKind = Literal["write", "judge", "label"]
+WORK_KINDS: tuple[WorkKind, ...] = ("write", "judge", "label")
+
+
+class FlowStep(Strict):
+    """One step of a session's flow: a kind of work, and the share of the session's tasks it
+    takes (unset: an even part of what the steps with a share leave)."""
+
+    kind: WorkKind
+    share: float | None = Field(None, gt=0, le=1)
+
+
+def flow_steps(value: Any) -> Any:
+    """A flow as written (``[judge]``, ``[write, judge]``, ``[{write: 0.25}, judge]`` or
+    ``[{kind: write, share: 0.25}]``) as the entries of FlowStep."""
+    if not isinstance(value, list):
+        return value
+    steps: list[Any] = []
+    for entry in value:
+        if isinstance(entry, str):
+            steps.append({"kind": entry})
+        elif isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)) in WORK_KINDS:
+            ((kind, share),) = entry.items()
+            steps.append({"kind": kind, "share": share})
+        else:
+            steps.append(entry)
+    return steps
+
+
 class PeopleSpec(Strict):
     """Human work collected in the web app: how many people per context, pair and completion,
     how long a claim lasts, and how often quality checks are mixed in."""
@@ -519,7 +548,8 @@ class PeopleSpec(Strict):
         None,
         min_length=1,
         max_length=64,
-        description="the code shown to Prolific participants when no work is left for them",
+        description="the code shown to Prolific participants once their session is done (its "
+        "tasks_per_person submitted, or no work left for them)",
     )
     prolific_study: str | None = Field(
         None,
@@ -558,6 +588,100 @@ class PeopleSpec(Strict):
         description="which quality flags exclude a rater from the analyses (the others are "
         "shown, not acted on): attention, position, speed, run, agreement, gold",
     )
+    flow: list[FlowStep] = Field(
+        default_factory=list,
+        description="what one session holds, in order: kinds of work (write, judge, label), "
+        "each alone or with its share of tasks_per_person, as [judge], [write, judge] or "
+        "[{write: 0.25}, judge]; a person is led from step to step and a step with no work "
+        "left hands its tasks on (empty: write, judge, label)",
+    )
+    exclusion_code: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the Prolific code shown when quality control ends a person's session "
+        "(unset: they are asked to return the study on Prolific)",
+    )
+    practice_code: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the Prolific code shown when the practice pair is still answered wrong "
+        "after practice_tries (unset: they are asked to return the study on Prolific)",
+    )
+    practice_tries: int = Field(
+        2, ge=1, le=10, description="answers to the practice pair before a session ends on it"
+    )
+    break_every: int = Field(
+        10, ge=0, description="tasks between two suggestions to take a break (0: none)"
+    )
+    support_url: str | None = Field(
+        None,
+        pattern=r"^https?://\S+$",
+        max_length=500,
+        description="a page of support or helplines, linked on every page and the finish page",
+    )
+    researcher: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="who runs the study and how to reach them, named on the default consent page",
+    )
+    ethics_approval: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="the ethics approval (board and reference), named on the default consent page",
+    )
+    min_age: int = Field(
+        18, ge=13, le=99, description="the youngest age that may take part (default consent page)"
+    )
+    seconds_per_task: float = Field(
+        60.0,
+        gt=0,
+        description="seconds one task is expected to take, for time estimates and prices until "
+        "the study's own median is known",
+    )
+    pay_per_hour: float | None = Field(
+        None,
+        gt=0,
+        description="what a participant is paid per hour, in the study's currency (prices the "
+        "people's side in heart run --dry-run, and names the pay on the default consent page)",
+    )
+    currency: str = Field("£", min_length=1, max_length=8, description="the currency of the pay")
+    platform_fee: float = Field(
+        1 / 3,
+        ge=0,
+        le=2,
+        description="the recruiting platform's service fee as a share of the pay (Prolific: a "
+        "third)",
+    )
+
+    @field_validator("flow", mode="before")
+    @classmethod
+    def _flow_entries(cls, value: Any) -> Any:
+        return flow_steps(value)
+
+    @field_validator("flow")
+    @classmethod
+    def _flow_adds_up(cls, steps: list[FlowStep]) -> list[FlowStep]:
+        kinds = [step.kind for step in steps]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"name each kind of work once in the flow (it has {kinds})")
+        shares = [step.share for step in steps if step.share is not None]
+        if sum(shares) > 1 + 1e-9:
+            raise ValueError(f"the flow's shares add up to {sum(shares):g}; make them 1 or less")
+        if steps and len(shares) == len(steps) and abs(sum(shares) - 1) > 1e-9:
+            raise ValueError(
+                f"the flow's shares add up to {sum(shares):g}; make them 1, or leave one step "
+                "without a share to take the rest"
+            )
+        return steps
+
+    @property
+    def steps(self) -> tuple[FlowStep, ...]:
+        """The flow, or every kind of work in turn when the study names none."""
+        return tuple(self.flow) or tuple(FlowStep(kind=kind) for kind in WORK_KINDS)
 
 
 class ItemsSpec(Strict):

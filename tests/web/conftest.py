@@ -29,7 +29,7 @@ import heart
 from heart.config import PairsSpec
 from heart.judging import build_pairs
 from heart.people import invite
-from heart.store import CompletionRow, ItemRow, Store
+from heart.store import CompletionRow, ItemRow, RaterRow, Store
 from heart.web import create_app
 
 from ..rows import seed_study
@@ -107,15 +107,25 @@ def web_study(store: Store, tmp_path: Path) -> Iterator[Callable[..., WebStudy]]
         app.state.web.study.close()
 
 
-def sign_in(client: TestClient, store: Store, *, ready: bool = True) -> str:
-    """Invite a rater and open their link in ``client``; returns the rater id. ``ready``: they
-    also accept the consent page and answer the practice pair, so every task page is open."""
-    ((rater, token),) = invite(store, 1)
+def sign_in(
+    client: TestClient, store: Store, *, ready: bool = True, flow: str | None = None
+) -> str:
+    """Invite a rater (led through ``flow``, as "judge" or "write,judge"; unset: the study's)
+    and open their link in ``client``; returns the rater id. ``ready``: they also accept the
+    consent page and answer the practice pair, so every task page is open."""
+    ((rater, token),) = invite(store, 1, flow=flow)
     response = client.get(f"/invite/{token}")
     assert response.status_code == 303 and response.headers["location"] == "/"
     if ready:
         get_ready(client)
     return rater
+
+
+def lead_to(store: Store, rater: str, kind: str) -> None:
+    """Give ``rater`` a flow of ``kind`` alone from now on (as a new invite naming it would)."""
+    with store.session() as s:
+        person = s.get_one(RaterRow, rater)
+        person.meta = {**person.meta, "flow": [{"kind": kind}]}
 
 
 def get_ready(client: TestClient) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from heart.store import JudgeRow, JudgmentRow, RaterRow, TaskRow
 
 from ..strategy_rows import add_label
-from .conftest import ADMIN_TOKEN, WebStudy, hidden, sign_in
+from .conftest import ADMIN_TOKEN, WebStudy, hidden, lead_to, sign_in
 
 MakeStudy = Callable[..., WebStudy]
 
@@ -53,10 +53,12 @@ def _work(study: WebStudy, client: TestClient) -> str:
         ("judge", {"choice": "=", "rationale": "Both kind.", "checklist": ["length"]}),
         ("label", {"strategies": ["Offer Hope", "Affirmation"]}),
     ):
+        lead_to(study.store, rater, kind)
         page = client.get(f"/{kind}").text
         fields = {"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), **data}
         assert client.post(f"/{kind}", data=fields).status_code == 303
-    client.get("/write")  # holds the next write seat, unsubmitted
+    lead_to(study.store, rater, "write")
+    assert client.get("/write").status_code == 200  # holds the next write seat, unsubmitted
     return rater
 
 
@@ -84,7 +86,8 @@ def test_the_admin_sees_progress_and_quality(web_study: MakeStudy) -> None:
 def _judge_failing_attention(client: TestClient, study: WebStudy, rater: str) -> None:
     """Judge until no work is left, answering every check wrong ("=" fails a gold pair; an
     attention check gets an option other than the one its instruction names)."""
-    while "Nothing left here" not in (page := client.get("/judge").text):
+    while (answer := client.get("/judge")).status_code == 200:
+        page = answer.text
         with study.store.session() as s:
             check, expected = s.execute(
                 select(TaskRow.check, TaskRow.expected).where(
@@ -103,7 +106,7 @@ def test_one_failed_attention_check_and_failed_gold_pairs_do_not_exclude(
     study = web_study(items=1, check_every=1, raters_per_pair=1)  # 3 pairs: gold, attention, gold
     app = study.make_app()
     client = study.client(app)
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="judge")
     _judge_failing_attention(client, study, rater)
     admin = study.client(app)
     _admin(admin)
@@ -111,7 +114,7 @@ def test_one_failed_attention_check_and_failed_gold_pairs_do_not_exclude(
     assert _row(page, "progress", "judge") == ["judge", "3", "3", "0", "0"]
     quality = _quality(page, rater)
     assert (quality["gold failed"], quality["attention failed"]) == ("2 of 2", "1 of 1")
-    assert 'id="checks"' not in client.get("/judge").text  # one miss: nothing to return
+    assert 'id="checks"' not in client.get("/done").text  # one miss: nothing to return
     assert quality["flags"].startswith("gold: failed 2 of 2 gold pairs")  # shown, not excluding
     live = admin.get("/admin/live").text  # the live part lists the flag as it stands now
     (flags,) = [
@@ -132,13 +135,14 @@ def test_two_failed_attention_checks_show_as_an_exclusion_and_a_return(
     study = web_study(items=2, check_every=1, raters_per_pair=1)  # 6 pairs, 3 attention checks
     app = study.make_app()
     client = study.client(app)
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="judge")
     _judge_failing_attention(client, study, rater)
     admin = study.client(app)
     _admin(admin)
     page = admin.get("/admin").text
     reason = "attention (people.checks_to_exclude: 2): failed 2 of 2 attention checks"
-    finish = client.get("/judge").text  # no more work for them, and the finish page says why
+    assert client.get("/judge").headers["location"] == "/done"
+    finish = client.get("/done").text  # no more work for them, and the finish page says why
     assert "missed 2 of the 2 instructions that asked for a given choice" in finish
     assert "may ask you to return this submission" in finish
     quality = _quality(page, rater)

@@ -28,7 +28,8 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
     from playwright.sync_api import expect, sync_playwright
 
     study = web_study(items=1)
-    (_, writer), (_, judge) = invite(study.store, 2)
+    ((_, writer),) = invite(study.store, 1, flow="write")
+    ((_, judge),) = invite(study.store, 1, flow="judge")
     with serving(study.make_app()) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         requests: list[str] = []
@@ -38,16 +39,16 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.goto(f"{base}/invite/{writer}")
         assert page.url == f"{base}/"
-        page.click("a[href='/write']")
-        assert page.url == f"{base}/consent?next=/write"
+        page.click("#start-here")
+        assert page.url == f"{base}/consent?next=/next"
         page.click("#consent-form button[type=submit]")
         page.wait_for_url(f"{base}/write")
         assert page.locator("#word-count").inner_text().startswith("0 words")
         page.locator("#text").press_sequentially("I am so sorry, that sounds lonely", delay=20)
         expect(page.locator("#word-count")).to_have_text(re.compile(r"^7 words"), timeout=10_000)
         page.click("#task-form button[type=submit]")
-        page.wait_for_url(f"{base}/write")
-        assert "Nothing left here" in page.content()  # one item, written once by this rater
+        page.wait_for_url(f"{base}/done")
+        assert "You have finished" in page.content()  # one item, written once by this rater
 
         quiet = browser.new_context(java_script_enabled=False).new_page()
         quiet.on("request", lambda r: requests.append(r.url))
@@ -68,7 +69,7 @@ def test_htmx_counts_words_and_the_forms_work_without_javascript(web_study: Make
         quiet.fill("#rationale", "The second one asks what she needs.")
         quiet.check("input[name=checklist][value=position]")
         quiet.click("#task-form button[type=submit]")
-        quiet.wait_for_url(f"{base}/judge")
+        quiet.wait_for_url(f"{base}/judge")  # the next of the item's three pairs
         browser.close()
     assert not problems, problems  # no script or policy errors
     assert requests and all(url.startswith(base) for url in requests)

@@ -158,12 +158,12 @@ def test_with_show_rubric_the_instructions_give_the_judge_prompts_axes_word_for_
             assert line.split(": ", 1)[1] in axes.replace("“", '"').replace("”", '"')
 
 
-def test_the_practice_pair_is_answered_once_with_feedback_and_never_counted(
+def test_the_practice_pair_repeats_until_right_with_feedback_and_is_never_counted(
     web_study: MakeStudy,
 ) -> None:
     study = web_study(items=1)
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store, ready=False)
+    rater = sign_in(client, study.store, ready=False, flow="judge")
     consent = client.get("/consent")
     client.post("/consent", data={"csrf": hidden(consent.text, "csrf"), "agree": "yes"})
     page = client.get("/practice")
@@ -174,20 +174,54 @@ def test_the_practice_pair_is_answered_once_with_feedback_and_never_counted(
     assert 'value="A+" checked' in empty.text  # the choice kept, to fix the reason
     sent = client.post("/practice", data={"csrf": csrf, "choice": "A+", "rationale": "Calmer."})
     assert sent.status_code == 303 and sent.headers["location"] == "/practice"
-    feedback = element(client.get("/practice").text, "feedback")
+    page = client.get("/practice").text
+    feedback = element(page, "feedback")
     assert feedback.startswith("Not quite You chose “A is slightly better”; most careful")
     assert "“B is much better”" in feedback and "Your reason: “Calmer.”" in feedback
+    assert "1 try left" in element(page, "retry") and 'id="task-form"' in page
+    assert page.index('id="feedback"') < page.index('id="context"')  # in view as it opens
+    assert client.get("/judge").headers["location"] == "/instructions"  # not yet
     again = client.post("/practice", data={"csrf": csrf, "choice": "B++", "rationale": "B."})
     assert again.status_code == 303
+    page = client.get("/practice").text
+    assert element(page, "feedback").startswith("Well done") and 'id="task-form"' not in page
+    late = client.post("/practice", data={"csrf": csrf, "choice": "=", "rationale": "Same."})
+    assert late.headers["location"] == "/practice"  # a right answer is not answered over
     with study.store.session() as s:
         practice = s.get_one(PracticeRow, rater)
         seats = s.scalar(select(func.count()).where(TaskRow.rater_id == rater))
         judgments = s.scalar(select(func.count()).select_from(JudgmentRow))
-    assert (practice.choice, practice.rationale, practice.correct) == ("A+", "Calmer.", False)
+    assert (practice.choice, practice.rationale, practice.correct, practice.tries) == (
+        "B++", "B.", True, 2,
+    )  # fmt: skip
     assert seats == 0 and judgments == 0  # no seat taken, no judgment stored
     assert client.get("/judge").status_code == 200  # now the real pairs
     assert PRACTICE.feedback("B+")[0] and PRACTICE.feedback("B++")[0]
     assert not PRACTICE.feedback("=")[0]
+
+
+def test_a_practice_still_wrong_after_its_tries_ends_the_session_with_its_code(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1, practice_tries=2, practice_code="PRACT1CE", completion_code="C0DE")
+    client = study.client(study.make_app())
+    client.get("/prolific?PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x&flow=judge")
+    consent = client.get("/consent")
+    client.post("/consent", data={"csrf": hidden(consent.text, "csrf"), "agree": "yes"})
+    csrf = hidden(client.get("/practice").text, "csrf")
+    for choice in ("A+", "="):
+        client.post("/practice", data={"csrf": csrf, "choice": choice, "rationale": "Hm."})
+    page = client.get("/practice").text
+    assert 'id="task-form"' not in page and "last try" in element(page, "practice-over")
+    for path in ("/judge", "/next", "/instructions/../judge"):
+        assert client.get(path).headers["location"] == "/done"
+    late = client.post("/practice", data={"csrf": csrf, "choice": "B++", "rationale": "B."})
+    assert late.headers["location"] == "/practice"  # no third try
+    done = client.get("/done").text
+    assert element(done, "ending").startswith("The practice pair was not answered")
+    assert element(done, "completion-code") == "PRACT1CE"
+    with study.store.session() as s:
+        assert s.scalar(select(func.count()).where(TaskRow.rater_id.is_not(None))) == 0
 
 
 def test_each_task_page_says_n_of_m_and_the_next_says_the_last_answer_was_saved(
@@ -195,7 +229,7 @@ def test_each_task_page_says_n_of_m_and_the_next_says_the_last_answer_was_saved(
 ) -> None:
     study = web_study(items=1, seed=3)  # three pairs
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="judge")
     seen = []
     for n in (1, 2, 3):
         page = client.get("/judge").text
@@ -208,8 +242,9 @@ def test_each_task_page_says_n_of_m_and_the_next_says_the_last_answer_was_saved(
             "set-cookie"]  # fmt: skip
     assert [s.split(" · ")[0] for s in seen] == ["Task 1 of 3", "Task 2 of 3", "Task 3 of 3"]
     assert all(re.fullmatch(r"Task \d of 3 · time so far: under a minute", s) for s in seen)
-    done = client.get("/judge").text
-    assert "Nothing left here" in done and element(done, "saved").startswith("Saved")
+    assert client.get(response.headers["location"]).headers["location"] == "/done"
+    done = client.get("/done").text
+    assert "You have finished" in done and element(done, "saved").startswith("Saved")
     with study.store.session() as s:
         counted = s.scalar(select(func.count()).select_from(JudgmentRow).where(counted_judgment()))
     assert counted == 3
@@ -220,13 +255,15 @@ def test_the_count_stops_at_the_per_person_cap_and_the_finish_page_gives_the_cod
 ) -> None:
     study = web_study(items=3, seed=3, tasks_per_person=2, completion_code="C0DE-42X")
     client = study.client(study.make_app())
-    assert client.get("/prolific?PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x").status_code == 303
+    entry = "/prolific?PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x&flow=judge"
+    assert client.get(entry).status_code == 303
     get_ready(client)
     for n in (1, 2):
         page = client.get("/judge").text
         assert element(page, "task-progress").startswith(f"Task {n} of 2 ·")  # 9 pairs open
         _judge(client, page)
-    done = client.get("/judge").text
+    assert client.get("/judge").headers["location"] == "/done"
+    done = client.get("/done").text
     assert "You have finished" in done and element(done, "completion-code") == "C0DE-42X"
     assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE-42X"' in done
 
@@ -236,7 +273,7 @@ def test_a_label_is_strategies_or_none_of_these_never_both_or_neither(
 ) -> None:
     study = web_study(items=2, label_completions=2, labellers_per_completion=1)
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="label")
     page = client.get("/label").text
     for strategy in load_taxonomy().strategies:  # each box with its definition and an example
         assert f"{escape(strategy.definition)}. " in page
@@ -261,7 +298,7 @@ def test_a_judge_page_shows_an_instructed_response_above_the_scale(
 ) -> None:
     study = web_study(items=1)
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="judge")
     real = client.get("/judge")  # the page as served, with its context
     context = dict(real.context)  # type: ignore[attr-defined]
     task = context["task"]
@@ -280,10 +317,10 @@ def test_a_changed_consent_text_is_asked_again_and_the_new_agreement_kept(
 ) -> None:
     study = web_study(items=1, consent="We keep answers for a year.")
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="judge")
     with study.store.session() as s:
         first = s.get_one(ConsentRow, rater)
-    assert client.get("/write").status_code == 200
+    assert client.get("/judge").status_code == 200
     write_study(study.root, study.store, {"check_every": 0, "consent": "Now for two years."}, 7)
     again = study.client(study.make_app())  # the server restarted with the new text
     again.cookies = client.cookies

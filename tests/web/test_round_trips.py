@@ -65,7 +65,7 @@ def test_a_task_page_claims_reads_and_places_its_seat_in_five_statements(
     study = web_study(items=2)
     app = study.make_app()
     client = study.client(app)
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="judge")
     with counted(_app_store(app)) as work:
         page = client.get("/judge")
     assert page.status_code == 200 and 'name="choice"' in page.text
@@ -87,7 +87,7 @@ def test_a_verdict_is_stored_in_three_transactions(web_study: MakeStudy) -> None
     study = web_study(items=2)
     app = study.make_app()
     client = study.client(app)
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="judge")
     page = client.get("/judge")
     form = {"task": hidden(page.text, "task"), "csrf": hidden(page.text, "csrf"),
             "choice": "A+", "rationale": "It listens.", "checklist": ["length"]}  # fmt: skip
@@ -180,7 +180,7 @@ def test_a_claim_reads_the_raters_own_work_once_and_stops_at_the_first_free_seat
     study = web_study(items=40)
     app = study.make_app()
     client = study.client(app)
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="judge")
     with sqlite_steps(_app_store(app)) as steps:
         page = client.get("/judge")
     assert page.status_code == 200 and 'name="choice"' in page.text

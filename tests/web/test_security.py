@@ -92,7 +92,7 @@ def test_rater_b_can_neither_read_nor_submit_rater_a_task(web_study: MakeStudy, 
     study = web_study(items=2, label_completions=2)
     app = study.make_app()
     a_client, b_client = study.client(app), study.client(app)
-    a, b = sign_in(a_client, study.store), sign_in(b_client, study.store)
+    a, b = sign_in(a_client, study.store, flow=kind), sign_in(b_client, study.store, flow=kind)
     a_page = a_client.get(f"/{kind}").text
     a_task, a_handle = _held(study.store, a, kind), hidden(a_page, "task")
     # B asking for A's handle (or A's real task id) still gets B's own task, never A's.
@@ -123,8 +123,8 @@ def test_a_form_without_its_csrf_token_is_refused(web_study: MakeStudy, kind: st
     study = web_study(items=2, label_completions=2)
     app = study.make_app()
     client, other = study.client(app), study.client(app)
-    sign_in(client, study.store)
-    sign_in(other, study.store)
+    sign_in(client, study.store, flow=kind)
+    sign_in(other, study.store, flow=kind)
     page = client.get(f"/{kind}").text
     task = hidden(page, "task")
     other_csrf = hidden(other.get(f"/{kind}").text, "csrf")
@@ -167,7 +167,7 @@ def test_a_reply_with_a_script_tag_is_stored_as_text_and_shown_escaped(
 ) -> None:
     study = web_study(items=1, writers_per_item=1)
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="write")
     reply = 'I hear you <script>alert("x")</script> and I am here.'
     page = client.get("/write").text
     too_long = client.post(
@@ -187,9 +187,10 @@ def test_a_reply_with_a_script_tag_is_stored_as_text_and_shown_escaped(
     # The reply is judged next to the models' replies: a judge sees it as text.
     build_pairs(study.store, PairsSpec(), seed=0)
     judge = study.client(study.make_app())
-    sign_in(judge, study.store)
+    sign_in(judge, study.store, flow="judge")
     shown = []
-    while "Nothing left here" not in (page := judge.get("/judge").text):
+    while (answer := judge.get("/judge")).status_code == 200:
+        page = answer.text
         assert "<script>alert" not in page
         shown += [reply_text(page, "reply-a"), reply_text(page, "reply-b")]
         judge.post(
@@ -229,7 +230,7 @@ def test_empty_or_over_long_input_gets_a_clear_message_and_stores_nothing(
 ) -> None:
     study = web_study(items=1, label_completions=1)
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow=kind)
     page = client.get(f"/{kind}").text
     fields = {"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), **data}
     response = client.post(f"/{kind}", data=fields)
@@ -258,7 +259,7 @@ def test_a_prolific_link_with_a_control_character_is_refused_and_stores_nobody(
 def test_a_post_far_beyond_any_form_is_refused_before_it_is_read(web_study: MakeStudy) -> None:
     study = web_study(items=1)
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="write")
     page = client.get("/write").text
     huge = {"task": hidden(page, "task"), "csrf": hidden(page, "csrf"), "text": "a " * 40_000}
     response = client.post("/write", data=huge)
@@ -274,7 +275,7 @@ def test_every_answer_carries_the_security_headers_and_only_pages_are_never_cach
 ) -> None:
     study = web_study(items=1)
     client = study.client(study.make_app())
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="write")
     page = client.get("/write")
     answers = {
         "page": page,

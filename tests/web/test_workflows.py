@@ -24,7 +24,7 @@ SEED_WITH_BOTH_ORDERS = 3  # serves the three pairs of item i0 as ab, ba, ba
 def test_a_writer_writes_one_reply_per_context_until_none_is_left(web_study: MakeStudy) -> None:
     study = web_study(items=2)
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="write")
     sent = []
     for n in range(2):
         page = client.get("/write")
@@ -42,8 +42,10 @@ def test_a_writer_writes_one_reply_per_context_until_none_is_left(web_study: Mak
                   "text": text},
         )  # fmt: skip
         assert done.status_code == 303 and done.headers["location"] == "/write"
-    last = client.get("/write")
-    assert last.status_code == 200 and "Nothing left here" in last.text
+    assert client.get("/write").headers["location"] == "/done"  # no writing left for them
+    last = client.get("/done")
+    assert last.status_code == 200 and "You have finished" in last.text
+    assert element(last.text, "ending").startswith("The study has no more work for you right now")
     assert 'id="completion-code"' not in last.text  # invite entries get no code
     with study.store.session() as s:
         rows = s.execute(
@@ -63,7 +65,7 @@ def test_judging_three_pairs_stores_each_verdict_in_the_terms_of_the_order_shown
 ) -> None:
     study = web_study(items=1, seed=SEED_WITH_BOTH_ORDERS)
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="judge")
     answers = ["A++", "B+", "="]
     seen: list[tuple[str, str, str]] = []  # (completion shown as A, as B, choice)
     for choice in answers:
@@ -80,9 +82,9 @@ def test_judging_three_pairs_stores_each_verdict_in_the_terms_of_the_order_shown
                   "choice": choice, "rationale": "The first one listens; the other rushes.",
                   "checklist": ["length", "position"]},
         )  # fmt: skip
-        assert response.status_code == 303 and response.headers["location"] == "/judge"
+        assert response.status_code == 303
         seen.append((a, b, choice))
-    assert "Nothing left here" in client.get("/judge").text  # each pair once per rater
+    assert client.get("/judge").headers["location"] == "/done"  # each pair once per rater
     with study.store.session() as s:
         pairs = {p.id: p for p in s.scalars(select(PairRow))}
         judgments = {j.pair_id: j for j in s.scalars(select(JudgmentRow))}
@@ -106,7 +108,7 @@ def test_judging_three_pairs_stores_each_verdict_in_the_terms_of_the_order_shown
 def test_a_labeller_ticks_the_strategies_a_reply_uses(web_study: MakeStudy) -> None:
     study = web_study(items=2, label_completions=2, labellers_per_completion=1)
     client = study.client(study.make_app())
-    rater = sign_in(client, study.store)
+    rater = sign_in(client, study.store, flow="label")
     page = client.get("/label")
     assert page.status_code == 200
     shown = study.replies[reply_text(page.text, "reply")]
@@ -134,17 +136,30 @@ def test_a_prolific_participant_comes_in_from_the_url_and_gets_the_code_at_the_e
     url = "/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-9&SESSION_ID=se-1"
     entered = client.get(url)
     assert entered.status_code == 303 and entered.headers["location"] == "/"
-    assert "/write" in client.get("/").text
-    assert client.get("/write").headers["location"] == "/consent?next=/write"
+    assert 'href="/consent?next=/next"' in client.get("/").text
+    assert client.get("/next").headers["location"] == "/consent?next=/next"
+    assert client.get("/done").headers["location"] == "/consent?next=/next"
     get_ready(client)
+    assert client.get("/next").headers["location"] == "/write"  # the flow starts with writing
     page = client.get("/write")
-    client.post(
+    sent = client.post(
         "/write",
         data={"task": hidden(page.text, "task"), "csrf": hidden(page.text, "csrf"),
               "text": "I can hear how much you care about her, even now."},
     )  # fmt: skip
-    done = client.get("/write")
+    assert sent.headers["location"] == "/write"  # the flow is still at writing: it looks there
+    assert client.get("/write").headers["location"] == "/judge"  # no more: on to judging
+    assert client.get("/done").headers["location"] == "/judge"  # no code before the end
+    while (page := client.get("/judge")).status_code == 200:
+        client.post(
+            "/judge",
+            data={"task": hidden(page.text, "task"), "csrf": hidden(page.text, "csrf"),
+                  "choice": "A+", "rationale": "Warmer."},
+        )  # fmt: skip
+    assert page.headers["location"] == "/done"
+    done = client.get("/done")
     assert element(done.text, "completion-code") == "C0DE-42X"
+    assert element(done.text, "ending").startswith("The study has no more work for you")
     assert client.get(url).status_code == 303  # the same participant again: the same rater
     with study.store.session() as s:
         raters = s.scalars(select(RaterRow)).all()
@@ -166,7 +181,10 @@ def test_prolific_entry_takes_only_the_configured_study_and_stops_at_the_cap(
     assert other.status_code == 403 and "another study" in other.text
     assert "set-cookie" not in other.headers
     client = study.client(app)
-    assert client.get("/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-9&SESSION_ID=s").status_code == 303
+    entry = "/prolific?PROLIFIC_PID=5f1a2b&STUDY_ID=st-9&SESSION_ID=s"
+    bad = study.client(app).get(entry + "&flow=write,rate")
+    assert bad.status_code == 400 and "got write,rate" in bad.text
+    assert client.get(entry + "&flow=write").status_code == 303  # the link names its flow
     get_ready(client)
     for n in range(2):
         page = client.get("/write")
@@ -176,10 +194,11 @@ def test_prolific_entry_takes_only_the_configured_study_and_stops_at_the_cap(
             data={"task": hidden(page.text, "task"), "csrf": hidden(page.text, "csrf"),
                   "text": f"That sounds like so much to carry right now ({n})."},
         )  # fmt: skip
-    for kind in ("write", "judge"):  # two tasks done: nothing more of either kind
-        done = client.get(f"/{kind}")
-        assert 'id="task-form"' not in done.text
-        assert element(done.text, "completion-code") == "C0DE-42X"
+    for kind in ("write", "judge", "next"):  # two tasks done: nothing more of either kind
+        assert client.get(f"/{kind}").headers["location"] == "/done"
+    done = client.get("/done")
+    assert element(done.text, "completion-code") == "C0DE-42X"
+    assert element(done.text, "ending").startswith("You have done all 2 tasks of this session")
     with study.store.session() as s:
         human = s.scalars(select(CompletionRow).where(CompletionRow.system == "human")).all()
     assert len(human) == 2
@@ -190,7 +209,7 @@ def test_the_word_count_follows_the_text_and_needs_a_session(web_study: MakeStud
     app = study.make_app()
     client = study.client(app)
     assert study.client(app).post("/words", data={"text": "a b"}).status_code == 403
-    sign_in(client, study.store)
+    sign_in(client, study.store, flow="write")
     page = client.get("/write")
     assert 'hx-post="/words"' in page.text and 'hx-target="#word-count"' in page.text
     counted = client.post("/words", data={"text": "I am  here\nfor you"})
@@ -220,7 +239,8 @@ def test_no_page_names_a_system_a_family_or_an_id(web_study: MakeStudy) -> None:
         ("judge", {"rationale": "Warmer."}),
         ("label", {"strategies": ["Emotional Validation"]}),
     ):
-        while "Nothing left here" not in (page := client.get(f"/{kind}").text):
+        while (answer := client.get(f"/{kind}")).status_code == 200:
+            page = answer.text
             pages.append(page)
             choice = {"choice": attentive_choice(page) or "A+"} if kind == "judge" else {}
             response = client.post(
@@ -229,7 +249,7 @@ def test_no_page_names_a_system_a_family_or_an_id(web_study: MakeStudy) -> None:
                       **choice},
             )  # fmt: skip
             assert response.status_code == 303
-        pages.append(page)
+        pages.append(client.get(answer.headers["location"]).text)
     with study.store.session() as s:
         ids = [*s.scalars(select(PairRow.id)), *s.scalars(select(CompletionRow.id)),
                *s.scalars(select(TaskRow.id)), *s.scalars(select(TaskRow.target))]  # fmt: skip

@@ -394,7 +394,8 @@ class ConsentRow(Base):
 
 class PracticeRow(Base):
     """A person's answer to the practice pair shown after the instructions: apart from every
-    seat and judgment, so it is never counted; kept to know it was done, and how."""
+    seat and judgment, so it is never counted; kept to know it was done, and how. The latest
+    answer, and how many times they answered (``people.practice_tries`` at most)."""
 
     __tablename__ = "practice_answers"
     rater_id: Mapped[str] = mapped_column(ForeignKey("raters.id"), primary_key=True)
@@ -402,3 +403,4 @@ class PracticeRow(Base):
     rationale: Mapped[str] = mapped_column(Text, default="")
     correct: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[str] = mapped_column(String(32))
+    tries: Mapped[int] = mapped_column(Integer, default=1, server_default="1")

@@ -7,10 +7,18 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from heart.people import TaskRefused, prolific_rater, rater_for_token
+from heart.people import (
+    TaskRefused,
+    plan_text,
+    prolific_rater,
+    rater_for_token,
+    rater_steps,
+    task_time,
+)
+from heart.store import RaterRow
 from heart.web import _journey
 from heart.web._session import RATER_COOKIE, RATER_MAX_AGE
-from heart.web._state import current_rater, message, render, see_other, web
+from heart.web._state import current_rater, message, render, see_other, sentence, web
 
 router = APIRouter()
 router.include_router(_journey.router)
@@ -27,11 +35,31 @@ def _signed_in(request: Request, rater: str, entry: str) -> Response:
     return response
 
 
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return "under a minute" if minutes < 1 else f"about {minutes} minute{'s' * (minutes != 1)}"
+
+
 @router.get("/")
 def landing(request: Request) -> Response:
+    """The start page; signed in, what the session holds, how long it should take, and the
+    one way on."""
     session = current_rater(request)
-    consented = session is not None and _journey.steps_done(request, session)[0]
-    return render(request, "landing.html", signed_in=session is not None, consented=consented)
+    if session is None:
+        return render(request, "landing.html", signed_in=False)
+    state = web(request)
+    people = state.study.config.people
+    with state.study.store.session() as s:
+        person = s.get(RaterRow, session.rater)
+        steps = rater_steps(people, person.meta if person else {})
+    pace = task_time(state.study.store, people)
+    tasks = people.tasks_per_person
+    return render(
+        request, "landing.html", signed_in=True,
+        consented=_journey.consent_current(request, session),
+        plan=plan_text(steps, tasks), tasks=tasks, per_task=_duration(pace.seconds),
+        session_time=_duration(pace.seconds * tasks) if tasks else None, pace=pace.text(),
+    )  # fmt: skip
 
 
 @router.get("/invite/{token}")
@@ -70,8 +98,14 @@ def prolific_entry(request: Request) -> Response:
             "The study id in the link is not the one this site collects answers for. Go back to "
             "Prolific and open the link of this study from there.",
         )  # fmt: skip
+    flow = q.get("flow") or None
     try:
-        rater = prolific_rater(web(request).study.store, participant, study, session)
+        rater = prolific_rater(web(request).study.store, participant, study, session, flow)
     except TaskRefused:  # an id with a control character in it
         return _incomplete(request)
+    except ValueError as exc:  # a flow that names no kind of work
+        return message(
+            request, 400, "This link names work the study does not have",
+            f"{sentence(str(exc))} Go back to Prolific and open the study link from there.",
+        )  # fmt: skip
     return _signed_in(request, rater, "prolific")

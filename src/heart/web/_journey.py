@@ -41,26 +41,31 @@ router = APIRouter()
 
 SAVED_COOKIE = "heart_saved"
 """Set when an answer is stored; the next page of that kind says so once and clears it."""
-AFTER_CONSENT = (*(f"/{kind}" for kind in KINDS), "/instructions")
+AFTER_CONSENT = (*(f"/{kind}" for kind in KINDS), "/instructions", "/next")
 """Where the consent page may send a person on (anything else: the start page)."""
 
 
-def steps_done(request: Request, session: RaterSession) -> tuple[bool, bool]:
+def consent_current(request: Request, session: RaterSession) -> bool:
     """Whether the rater of ``session`` has accepted the consent page as it reads now (a
-    changed text is asked again), and answered the practice pair (as the store said when the
-    request came in, see current_rater)."""
-    current = session.consent_hash == consent_hash(consent_text(request))
-    return current, session.practised
+    changed text is asked again)."""
+    return session.consent_hash == consent_hash(consent_text(request))
+
+
+def practice_left(request: Request, session: RaterSession) -> int:
+    """Tries at the practice pair the rater has left (none once answered right)."""
+    if session.practised:
+        return 0
+    return max(0, web(request).study.config.people.practice_tries - session.practice_tries)
 
 
 def gate(request: Request, session: RaterSession, kind: str) -> Response | None:
     """Where a person goes before a task of ``kind``: the consent page until they accept it,
-    and before judging the instructions and practice pair until they answer it; else None."""
-    consented, practised = steps_done(request, session)
-    if not consented:
+    and before judging the instructions and practice pair until they answer it right (the
+    finish page once their tries are used); else None."""
+    if not consent_current(request, session):
         return see_other(f"/consent?next=/{kind}")
-    if kind == JUDGE and not practised:
-        return see_other("/instructions")
+    if kind == JUDGE and not session.practised:
+        return see_other("/instructions" if practice_left(request, session) else "/done")
     return None
 
 
@@ -150,8 +155,7 @@ def instructions_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    consented, practised = steps_done(request, session)
-    if not consented:
+    if not consent_current(request, session):
         return see_other("/consent?next=/instructions")
     config = web(request).study.config
     seeker, axes = "", list[AxisGuide]()
@@ -159,7 +163,8 @@ def instructions_page(request: Request) -> Response:
         seeker, axes = rubric_axes(config.judging.prompt_version)
     return render(
         request, "instructions.html", axes=axes, seeker=seeker, examples=SCALE_EXAMPLES,
-        keys={key: n for n, key in enumerate(CHOICES, 1)}, practised=practised,
+        keys={key: n for n, key in enumerate(CHOICES, 1)}, practised=session.practised,
+        tries=web(request).study.config.people.practice_tries,
     )  # fmt: skip
 
 
@@ -167,18 +172,22 @@ def _practice_page(
     request: Request, session: RaterSession, status: int = 200, note: str | None = None,
     form: Form | None = None,
 ) -> Response:  # fmt: skip
+    """The practice pair: the feedback on the latest answer first (in view as the page
+    opens), then the form again while tries are left and no answer was right."""
     form = form or Form({})
     with web(request).study.store.session() as s:
         answer = s.get(PracticeRow, session.rater)
         answered = (answer.choice, answer.rationale) if answer else None
     correct, feedback = PRACTICE.feedback(answered[0]) if answered else (False, "")
+    left = practice_left(request, session)
     return render(
         request, "practice.html", status, practice=PRACTICE, roles=ROLES,
         csrf=web(request).signer.csrf(session), message=note,
         choices=[(key, label) for key, (_, _, label) in CHOICES.items()],
-        choice=answered[0] if answered else form.get("choice"),
-        rationale=answered[1] if answered else form.get("rationale"),
-        answered=answered is not None, correct=correct, feedback=feedback,
+        choice=form.get("choice") if note else None,
+        rationale=form.get("rationale") if note else "",
+        reason=answered[1] if answered else "", answered=answered is not None,
+        correct=correct, feedback=feedback, left=left,
     )  # fmt: skip
 
 
@@ -188,20 +197,24 @@ def practice_page(request: Request) -> Response:
     session = current_rater(request)
     if session is None:
         return see_other("/")
-    if not steps_done(request, session)[0]:
+    if not consent_current(request, session):
         return see_other("/consent?next=/instructions")
     return _practice_page(request, session)
 
 
 @router.post("/practice")
 def practice_submit(request: Request, form: FormDep) -> Response:
-    """Keep the practice answer (the first one only) apart from the work, and show feedback."""
+    """Keep the practice answer apart from the work (the latest one, and how many were
+    given), and show feedback; answers after a right one, or after the last try, are not
+    taken."""
     session = form_sender(request, form.get("csrf"))
     if not isinstance(session, RaterSession):
         return session
     state = web(request)
-    if not steps_done(request, session)[0]:
+    if not consent_current(request, session):
         return see_other("/consent?next=/instructions")
+    if not practice_left(request, session):
+        return see_other("/practice")
     choice = form.get("choice")
     try:
         if choice not in CHOICES:
@@ -212,9 +225,18 @@ def practice_submit(request: Request, form: FormDep) -> Response:
     except TaskRefused as exc:
         return _practice_page(request, session, 400, sentence(str(exc)), form)
     correct, _ = PRACTICE.feedback(choice)
+    answer = {"choice": choice, "rationale": rationale[:2000], "correct": correct}
+    tries = state.study.config.people.practice_tries
     with state.study.store.session() as s:
-        add_if_missing(
-            s, PracticeRow, rater_id=session.rater, choice=choice, rationale=rationale[:2000],
-            correct=correct, created_at=now_iso(),
-        )  # fmt: skip
+        if s.get(PracticeRow, session.rater) is None:
+            add_if_missing(
+                s, PracticeRow, rater_id=session.rater, **answer, tries=1, created_at=now_iso()
+            )
+        else:  # a try left, whatever another tab sent meanwhile
+            s.execute(
+                update(PracticeRow)
+                .where(PracticeRow.rater_id == session.rater, ~PracticeRow.correct,
+                       PracticeRow.tries < tries)
+                .values(**answer, tries=PracticeRow.tries + 1, created_at=now_iso())
+            )  # fmt: skip
     return see_other("/practice")

@@ -8,8 +8,10 @@ import hashlib
 import hmac
 import os
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -26,13 +28,20 @@ SECRET_FILE = ".heart-secret"
 class RaterSession:
     """Who is signed in: a rater id, how they came in (invite or prolific), and a nonce that
     the CSRF token is derived from; once checked against the store, the hash of the consent
-    text they accepted (None: none yet) and whether they answered the practice pair."""
+    text they accepted (None: none yet), whether their latest answer to the practice pair was
+    right, how many times they answered it, what the store keeps of them (``meta``: how they
+    came in, the flow their link named), whether quality control excluded them, and the tasks
+    they submitted by kind."""
 
     rater: str
     entry: str
     nonce: str
     consent_hash: str | None = None
     practised: bool = False
+    practice_tries: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    excluded: bool = False
+    done: Mapping[str, int] = field(default_factory=dict)
 
 
 def same(given: str | None, expected: str) -> bool:

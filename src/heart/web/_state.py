@@ -11,9 +11,10 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-from sqlalchemy import bindparam, select
+from sqlalchemy import ScalarSelect, bindparam, func, select
 
-from heart.store import ConsentRow, PracticeRow, RaterRow
+from heart.people import KINDS
+from heart.store import ConsentRow, PracticeRow, RaterRow, TaskRow
 from heart.study import Study
 from heart.web._seats import Seats
 from heart.web._session import RATER_COOKIE, RaterSession, Signer
@@ -48,18 +49,29 @@ def web(request: Request) -> WebState:
     return state
 
 
+def _done(kind: str) -> ScalarSelect[int]:
+    return (
+        select(func.count(TaskRow.id))
+        .where(TaskRow.rater_id == RaterRow.id, TaskRow.kind == kind, TaskRow.done)
+        .scalar_subquery()
+    )
+
+
 _STEPS = (
-    select(RaterRow.id, ConsentRow.text_hash, PracticeRow.rater_id)
+    select(RaterRow.id, RaterRow.meta, RaterRow.excluded_reason, ConsentRow.text_hash,
+           PracticeRow.correct, PracticeRow.tries, *(_done(kind) for kind in KINDS))
     .outerjoin(ConsentRow, ConsentRow.rater_id == RaterRow.id)
     .outerjoin(PracticeRow, PracticeRow.rater_id == RaterRow.id)
     .where(RaterRow.id == bindparam("p_rater"))
-)
-"""A rater, the consent they accepted and their practice answer: one query every page runs."""
+)  # fmt: skip
+"""A rater, the consent they accepted, their practice answers and the tasks they submitted of
+each kind: one query every page runs."""
 
 
 def current_rater(request: Request) -> RaterSession | None:
     """The signed-in rater, if the cookie is valid and the rater is still in the store, with
-    the consent they accepted and whether they practised (read in the same query)."""
+    the consent they accepted, their practice, and where their session stands (read in the
+    same query)."""
     state = web(request)
     session = state.signer.read_rater(request.cookies.get(RATER_COOKIE))
     if session is None:
@@ -68,11 +80,19 @@ def current_rater(request: Request) -> RaterSession | None:
         row = connection.execute(_STEPS, {"p_rater": session.rater}).one_or_none()
     if row is None:
         return None
-    return replace(session, consent_hash=row.text_hash, practised=row.rater_id is not None)
+    return replace(
+        session, consent_hash=row.text_hash, practised=bool(row.correct),
+        practice_tries=int(row.tries or 0), meta=row.meta or {},
+        excluded=bool(row.excluded_reason),
+        done={kind: int(n) for kind, n in zip(KINDS, row[-len(KINDS):], strict=True) if n},
+    )  # fmt: skip
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return web(request).templates.TemplateResponse(request, template, context, status_code=status)
+    """``template`` with ``context``, and the study's support link for every page's footer."""
+    state = web(request)
+    context.setdefault("support_url", state.study.config.people.support_url)
+    return state.templates.TemplateResponse(request, template, context, status_code=status)
 
 
 def sentence(text: str) -> str:
@@ -80,9 +100,11 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-def message(request: Request, status: int, title: str, text: str) -> HTMLResponse:
-    """A page that only says what happened and what to do."""
-    return render(request, "message.html", status, title=title, text=text)
+def message(
+    request: Request, status: int, title: str, text: str, onward: str = "/"
+) -> HTMLResponse:
+    """A page that only says what happened and what to do, with a link ``onward``."""
+    return render(request, "message.html", status, title=title, text=text, onward=onward)
 
 
 def csrf_refused(request: Request) -> HTMLResponse:

@@ -1,13 +1,14 @@
 """The three workflows: write a reply, judge a pair, label strategies. A GET claims (or
-resumes) the rater's seat of that kind and shows it, with where the rater stands; a POST
-submits it through heart.people and moves on to the next one, which says the answer was saved.
-Both pass the journey's gate first (consent; for judging, the practice pair). Pages never carry
-a task id, only a per-rater handle."""
+resumes) the rater's seat of that kind, when their flow is at that kind, and shows it, with
+where the rater stands; a POST submits it through heart.people and moves on to the next step of
+the flow, which says the answer was saved. Both pass the journey's gate first (consent; for
+judging, the practice pair). Pages never carry a task id, only a per-rater handle."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -20,19 +21,20 @@ from heart.people import (
     JUDGE,
     LABEL,
     NOT_YOURS,
-    RETURN,
     WRITE,
+    SessionState,
     Standing,
     Task,
     TaskRefused,
     claim_task,
-    rater_decision,
+    open_to,
     submit_judgment,
     submit_labels,
     submit_write,
 )
 from heart.store import TaskRow
 from heart.strategies import load_taxonomy
+from heart.web._finish import next_path, state_of
 from heart.web._forms import Form, read_form
 from heart.web._journey import SAVED_COOKIE, gate, progress
 from heart.web._session import RaterSession, same
@@ -41,6 +43,7 @@ from heart.web._state import (
     WebState,
     csrf_refused,
     current_rater,
+    message,
     render,
     see_other,
     sentence,
@@ -98,13 +101,17 @@ def _page(
     note: str | None = None,
     form: Form | None = None,
     saved: bool = False,
+    flow: SessionState,
 ) -> HTMLResponse:
-    """A task page; after a refusal, with the message and what the rater had entered."""
+    """A task page; after a refusal, with the message and what the rater had entered. The
+    instructions and the hold time are spelled out on a person's first task of a kind and
+    folded away after it; every ``people.break_every`` tasks the page suggests a break."""
     state = web(request)
     people = state.study.config.people
     task, at = claimed
     form = form or Form({})
     text = form.get("text")
+    every = people.break_every
     return render(
         request,
         f"{task.kind}.html",
@@ -129,61 +136,34 @@ def _page(
         strategies=load_taxonomy().strategies,
         picked=form.all("strategies"),
         none_picked=form.get("none") == NONE,
-    )
-
-
-def _nothing_left(
-    request: Request,
-    session: RaterSession,
-    kind: str,
-    status: int = 200,
-    note: str | None = None,
-    saved: bool = False,
-) -> HTMLResponse:
-    """The finish page: no more work of ``kind`` for the rater, and a Prolific participant's
-    completion code."""
-    state = web(request)
-    code = state.study.config.people.completion_code
-    return render(
-        request,
-        "done.html",
-        status,
-        kind=kind,
-        message=note,
-        saved=saved,
-        code=code if session.entry == "prolific" else None,
-        checks=_failed_checks(state, session.rater),
-    )
-
-
-def _failed_checks(state: WebState, rater: str) -> str | None:
-    """What the finish page tells a rater whose attention checks mean they may be asked to
-    return the submission (by Prolific's rules), or None for everyone else."""
-    people = state.study.config.people
-    decision, _, m = rater_decision(state.study.store, rater, people, agreement=False)
-    if decision != RETURN:
-        return None
-    return (
-        f"Your answers missed {m.attention_failed} of the {m.attention} instructions that asked "
-        "for a given choice, so the study team may ask you to return this submission."
+        first=not flow.done_by_kind.get(task.kind),
+        rest=bool(every and at.done and at.done % every == 0),
     )
 
 
 def _show(request: Request, kind: str) -> Response:
+    """A task page of ``kind``, when that is the step the person's flow is at; anywhere else,
+    the page they are due at (a held seat of another kind waits for them)."""
     session = current_rater(request)
     if session is None:
         return see_other("/")
     if (elsewhere := gate(request, session, kind)) is not None:
         return elsewhere
     state = web(request)
-    saved = request.cookies.get(SAVED_COOKIE) == kind
-    claimed = _claim(state, session.rater, kind)
-    if claimed is None and state.seats.refresh():  # work stored since the last look
+    claimed: tuple[Task, Standing] | None = None
+
+    def has_work(of: str) -> bool:  # for the kind asked for, the claim itself tells
+        nonlocal claimed
+        if of != kind:
+            return open_to(state.study.store, session.rater, of, now=time.time()) > 0
         claimed = _claim(state, session.rater, kind)
-    if claimed is None:
-        page = _nothing_left(request, session, kind, saved=saved)
-    else:
-        page = _page(request, session, claimed, saved=saved)
+        return claimed is not None
+
+    at = state_of(request, session, has_work)
+    if claimed is None or at.kind != kind:
+        return see_other(next_path(request, session, at))
+    saved = request.cookies.get(SAVED_COOKIE) is not None
+    page = _page(request, session, claimed, saved=saved, flow=at)
     if saved:
         page.delete_cookie(SAVED_COOKIE, path="/")
     return page
@@ -207,12 +187,18 @@ def _submit(request: Request, form: Form, kind: str, submit: Submit) -> Response
         )
     except TaskRefused as exc:
         note = sentence(str(exc))
-        claimed = _claim(state, session.rater, kind)
+        at = state_of(request, session)
+        claimed = _claim(state, session.rater, kind) if at.kind == kind else None
         if claimed is None:
-            return _nothing_left(request, session, kind, 400, note)
+            return message(request, 400, "Nothing was saved", note, next_path(request, session))
         kept = same(handle, state.signer.task_handle(session.rater, claimed[0].id))
-        return _page(request, session, claimed, status=400, note=note, form=form if kept else None)
-    moved = see_other(f"/{kind}")
+        return _page(
+            request, session, claimed, status=400, note=note, form=form if kept else None, flow=at
+        )
+    # On to the step the flow is at with this answer counted, taking its work to be open: the
+    # page there looks, and leads on when there is none (one look, not one per kind, here).
+    sent = replace(session, done={**session.done, kind: session.done.get(kind, 0) + 1})
+    moved = see_other(next_path(request, sent, state_of(request, sent, lambda _: True)))
     moved.set_cookie(
         SAVED_COOKIE, kind, max_age=SAVED_SECONDS, path="/", httponly=True, samesite="lax",
         secure=request.url.scheme == "https",

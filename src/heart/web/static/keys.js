@@ -1,7 +1,8 @@
 // Keyboard choices on the comparison pages, as progressive enhancement: every form works
 // without this file. Keys 1 to 5 pick the scale and move to the reason box; Enter there sends
 // the form once a choice is made and a reason written (Shift+Enter: a new line), and only once.
-// The time so far on a task page keeps counting.
+// The time so far on a task page keeps counting; a refusal or the practice feedback is scrolled
+// into view; a copy button copies the completion code.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -48,6 +49,23 @@
       return;
     }
     form.dataset.submitted = "yes";
+  });
+
+  // What the last answer led to (a refusal, the practice feedback) is brought into view.
+  var news = document.querySelector("#feedback, main .message");
+  if (news && news.getBoundingClientRect().top > window.innerHeight * 0.6) {
+    news.scrollIntoView({ block: "center" });
+  }
+
+  // A copy button puts the text of the element it names on the clipboard.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-copy]");
+    if (!button) return;
+    var source = document.getElementById(button.dataset.copy);
+    if (!source || !navigator.clipboard) return;
+    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+      button.textContent = "Copied";
+    });
   });
 
   var clock = document.getElementById("time-so-far");
