@@ -17,6 +17,7 @@ class Answer:
     status: int
     location: str
     body: str
+    sent: bool = False  # a form was sent (POST)
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -41,6 +42,6 @@ class Browser:
                 status, headers, body = response.status, response.headers, response.read()
         except urllib.error.HTTPError as error:
             status, headers, body = error.code, error.headers, error.read()
-        answer = Answer(path, status, headers.get("location", ""), body.decode())
+        answer = Answer(path, status, headers.get("location", ""), body.decode(), form is not None)
         self.answers.append(answer)
         return answer

@@ -119,10 +119,10 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
         with browser.open(admin_link) as admin:  # the token, then the cookie on /admin
             assert 'id="progress"' in admin.read().decode()
         with browser.open(f"{base}/invite/{invite_token}") as entered:  # then the landing page
-            assert "Write replies" in entered.read().decode()
+            assert "Your session" in entered.read().decode()
         entry = f"/prolific?PROLIFIC_PID={participant}&STUDY_ID=S1&SESSION_ID={session}"
         with browser.open(base + entry) as entered:
-            assert "Write replies" in entered.read().decode()
+            assert "Your session" in entered.read().decode()
         # the same names percent-encoded: the app reads them, the log must not show them
         with browser.open(f"{base}/admin?%74oken={admin_token}") as admin:
             assert 'id="progress"' in admin.read().decode()
@@ -131,7 +131,7 @@ def test_serve_keeps_tokens_and_participant_ids_out_of_its_log(
             f"&SESSION%5FID={secrets['encoded session']}"
         )
         with browser.open(base + entry) as entered:
-            assert "Write replies" in entered.read().decode()
+            assert "Your session" in entered.read().decode()
         for refused in (
             f"/invite/{secrets['unknown invite']}",
             f"/admin?token={secrets['wrong admin token']}",

@@ -58,9 +58,9 @@ def _study(root: Path, store: Store) -> dict[str, str]:
     return fill_store(store, items=1)
 
 
-def _invite_link(root: Path, base: str) -> str:
+def _invite_link(root: Path, base: str, flow: str) -> str:
     made = heart_cli("raters", "invite", "1", "--study", root, "--base-url", base,
-                     env={"PYTHONPATH": SRC})  # fmt: skip
+                     "--flow", flow, env={"PYTHONPATH": SRC})  # fmt: skip
     (link,) = made.stdout.split()
     assert link.startswith(f"{base}/invite/"), link
     return link
@@ -73,7 +73,7 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
     replies = _study(root, store)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    writer_link, rater_link = _invite_link(root, base), _invite_link(root, base)
+    writer_link, rater_link = _invite_link(root, base, "write"), _invite_link(root, base, "judge")
     writer = rater_for_token(store, writer_link.rsplit("/", 1)[1])
     rater = rater_for_token(store, rater_link.rsplit("/", 1)[1])
     assert writer and rater and writer != rater
@@ -94,8 +94,9 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
         page.goto(writer_link)
         assert page.url == f"{base}/"
         shot(page, "writer-landing")
-        page.click("a[href='/write']")
-        assert page.url == f"{base}/consent?next=/write"
+        assert "You will write replies." in page.inner_text("#session-plan")
+        page.click("#start-here")
+        assert page.url == f"{base}/consent?next=/next"
         shot(page, "writer-consent")
         with page.expect_navigation():
             page.click("#consent-form button[type=submit]")
@@ -109,15 +110,15 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
         shot(page, "writer-write")
         with page.expect_navigation():
             page.click("#task-form button[type=submit]")
-        assert page.url == f"{base}/write"
-        assert "Nothing left here" in page.inner_text("main")
-        shot(page, "writer-nothing-left")
+        assert page.url == f"{base}/done"
+        assert "You have finished" in page.inner_text("main")
+        shot(page, "writer-finished")
 
     def as_rater(page: Page) -> None:
         page.goto(rater_link)
         assert page.url == f"{base}/"
         shot(page, "rater-landing")
-        page.click("a[href='/judge']")
+        page.click("#start-here")
         with page.expect_navigation():
             page.click("#consent-form button[type=submit]")
         assert page.url == f"{base}/instructions"
@@ -129,6 +130,11 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
             page.click("#task-form button[type=submit]")
         assert "Not quite" in page.inner_text("#feedback")
         shot(page, "rater-practice-feedback")
+        page.check("input[name=choice][value='B++']")  # a second try
+        page.fill("#rationale", "B names the guilt.")
+        with page.expect_navigation():
+            page.click("#task-form button[type=submit]")
+        assert "Well done" in page.inner_text("#feedback")
         with page.expect_navigation():
             page.click("#start")
         for n, choice in enumerate(CHOICES, 1):
@@ -143,8 +149,9 @@ def test_a_writer_a_rater_and_the_admin_through_heart_serve(store: Store, tmp_pa
             with page.expect_navigation():
                 page.click("#task-form button[type=submit]")
             seen.append((a, b, choice))
-        assert "Nothing left here" in page.inner_text("main")
-        shot(page, "rater-nothing-left")
+        assert page.url == f"{base}/done"
+        assert "You have finished" in page.inner_text("main")
+        shot(page, "rater-finished")
 
     def as_admin(page: Page) -> None:
         page.goto(admin_link)  # the token, swapped for a cookie on /admin

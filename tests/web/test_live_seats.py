@@ -115,14 +115,14 @@ def test_a_system_added_while_serving_is_judged_by_the_next_rater_who_asks(
         item = s.get_one(ItemRow, "i0")
         said = "I failed my driving test again today."
         item.context = [{"role": "seeker", "text": said, "parts": [said]}]
-    ((_, token),) = invite(store, 1)
+    ((_, token),) = invite(store, 1, flow="judge")
     port, log = free_port(), tmp_path / "serve.log"
     with heart_serve(root, port, log, args=["--seat-refresh", "0"]) as link:
         base = f"http://127.0.0.1:{port}"
         rater = _browser()
         _get(rater, f"{base}/invite/{token}")
         _get_ready(rater, base)
-        assert "Nothing left here" in _get(rater, f"{base}/judge")
+        assert "You have finished" in _get(rater, f"{base}/judge")  # led on to the finish
 
         study_file = root / "study.yaml"
         config = yaml.safe_load(study_file.read_text(encoding="utf-8"))
