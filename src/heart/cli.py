@@ -1330,6 +1330,25 @@ def raters_list(study: StudyOption = Path(".")) -> None:
             say(f"  {flag.name} ({effect}): {flag.reason}")
 
 
+@raters_app.command("reinstate")
+def raters_reinstate(
+    rater: Annotated[str, typer.Argument(help="The rater id, as `heart raters list` shows it.")],
+    by: Annotated[str, typer.Option(help="Who reinstates the rater (kept with the record).")],
+    study: StudyOption = Path("."),
+) -> None:
+    """Bring an excluded rater's verdicts back into the analyses: the flags that excluded them
+    never exclude them again, and who did it and when is kept. Their pairs may then hold more
+    verdicts than people.raters_per_pair."""
+    from heart.people import reinstate
+
+    with _study(study) as s:
+        try:
+            reason = reinstate(s.store, rater, by=by)
+        except ValueError as exc:
+            raise HeartError(str(exc)) from None
+    say(f"Reinstated {rater} (was excluded: {reason}).", soft_wrap=True)
+
+
 def _print_batches(lines: list[BatchLine], *, asked: bool) -> None:
     if not lines:
         say("No batch is open.")

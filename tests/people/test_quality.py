@@ -26,9 +26,12 @@ from heart.people import (
     longest_run,
     majority,
     measure_raters,
+    nudges_seen,
+    pending_nudges,
     rater_decision,
     reading_floor,
     reading_floors,
+    reinstate,
     review_quality,
     submit_judgment,
     sync_tasks,
@@ -172,9 +175,14 @@ def test_clear_position_and_speed_problems_exclude_with_their_rules(store: Store
     assert held == []  # excluded at the 20th verdict: every seat back in the pool
     assert claim(store, rater, JUDGE, now=10**6, seconds=HOUR) is None
     (quality,) = review_quality(store)
-    # their seats went back to the pool with their times: the stored reason keeps the speed
-    assert [(f.name, f.excludes) for f in quality.flags] == [("position", True), ("run", False)]
-    assert quality.measures.timed == 0 and quality.measures.longest_run == MIN_VERDICTS
+    # their seats went back to the pool with their times: the measures shown are those that
+    # excluded them, the same numbers as the reason
+    assert [(f.name, f.excludes) for f in quality.flags] == [
+        ("position", True), ("speed", True), ("run", False),
+    ]  # fmt: skip
+    assert quality.measures.timed == MIN_VERDICTS and quality.measures.too_fast == first
+    assert quality.measures.longest_run == MIN_VERDICTS
+    assert f"; speed (people.exclude_flags): {quality.flags[1].reason}" in reason
     assert quality.decision == "keep out" and quality.counted == 0
     assert quality.decision_reason.startswith(f"excluded ({reason}); approve the payment")
 
@@ -334,3 +342,63 @@ def test_an_attention_seat_of_an_older_store_instructs_its_stored_answer(store: 
         n += 1
     (quality,) = review_quality(store)
     assert quality.measures.attention == 6 and quality.measures.attention_failed == 0
+
+
+def test_speed_is_warned_of_first_and_excludes_only_if_it_goes_on(store: Store) -> None:
+    _study(store, items=4, spec=PeopleSpec(check_every=0, raters_per_pair=2))  # 24 pairs
+    slowed, went_on = _rater(store), _rater(store)
+    mixed = ["A+", "B+"] * (MIN_VERDICTS // 2)  # no position or run flag
+    fast, slow = [1.0] * 10, [60.0] * 10  # a floor of 6 s a seat (50 words, then 50 a seat)
+    _judge(store, slowed, mixed[:10], fast)
+    _judge(store, went_on, mixed[:10], fast)
+    for rater in (slowed, went_on):  # warned at the 10th verdict, not excluded
+        with store.session() as s:
+            person = s.get_one(RaterRow, rater)
+            assert person.excluded_reason is None
+            assert pending_nudges(person.meta) == [
+                "10 of your 10 answers came faster than the conversation and the two replies "
+                "can be read"
+            ]
+    nudges_seen(store, slowed)
+    with store.session() as s:
+        assert pending_nudges(s.get_one(RaterRow, slowed).meta) == []
+    # the seats go on from the 11th: _judge numbers its claims from 0 again, so later times
+    for rater, took in ((slowed, slow), (went_on, fast)):
+        for n, (answer, seconds) in enumerate(zip(mixed[10:], took, strict=True), 10):
+            task = claim(store, rater, JUDGE, now=1000.0 * n, seconds=HOUR)
+            assert task is not None
+            submit_judgment(store, rater, task, answer, "", now=1000.0 * n + seconds)
+    with store.session() as s:
+        assert s.get_one(RaterRow, slowed).excluded_reason is None  # 10 of 20: no clear flag
+        reason = s.get_one(RaterRow, went_on).excluded_reason
+    assert reason is not None and reason.startswith("speed (people.exclude_flags): ")
+    by_rater = {q.rater: q for q in review_quality(store)}
+    assert by_rater[slowed].excluded is None and by_rater[slowed].flags == ()
+    assert by_rater[went_on].measures.too_fast == _share(MIN_VERDICTS, MIN_VERDICTS)
+
+
+def test_a_reinstated_rater_counts_again_and_is_not_excluded_again_for_it(store: Store) -> None:
+    _study(store, items=4, spec=PeopleSpec(check_every=0, raters_per_pair=1))
+    rater = _rater(store)
+    _judge(store, rater, ["A++"] * MIN_VERDICTS, seconds=[30.0] * MIN_VERDICTS)
+    (quality,) = review_quality(store)
+    assert quality.excluded is not None and quality.counted == 0  # position: A always won
+    with pytest.raises(ValueError, match="say who reinstates"):
+        reinstate(store, rater, by="  ")
+    with pytest.raises(ValueError, match="no rater 'r-nobody'"):
+        reinstate(store, "r-nobody", by="Dr Lee")
+    assert reinstate(store, rater, by="Dr Lee") == quality.excluded
+    with pytest.raises(ValueError, match="is not excluded"):
+        reinstate(store, rater, by="Dr Lee")
+    (quality,) = review_quality(store)
+    assert quality.excluded is None and quality.counted == MIN_VERDICTS
+    assert [(f.name, f.excludes) for f in quality.flags] == [("position", False), ("run", False)]
+    with store.session() as s:
+        meta = s.get_one(RaterRow, rater).meta
+    assert meta["cleared"] == ["position"] and meta["reinstated"][0]["by"] == "Dr Lee"
+    assert "at_exclusion" not in meta
+    task = claim(store, rater, JUDGE, now=10**6, seconds=HOUR)  # work again, and still counted
+    assert task is not None
+    submit_judgment(store, rater, task, "A++", "", now=10**6 + 30)
+    (quality,) = review_quality(store)
+    assert quality.excluded is None and quality.counted == MIN_VERDICTS + 1

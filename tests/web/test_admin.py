@@ -31,7 +31,7 @@ def _row(page: str, table: str, first: str) -> list[str]:
     body = re.search(rf'<table id="{table}">(.*?)</table>', page, re.S)
     assert body
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body.group(1), re.S):
-        cells = re.findall(r"<td>(.*?)</td>", row)
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", row)]
         if cells and cells[0] == first:
             return cells
     raise AssertionError(f"no row {first!r} in #{table}")

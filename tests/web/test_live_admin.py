@@ -65,15 +65,16 @@ def test_pace_and_finish_come_from_the_last_hour_of_submissions(
 ) -> None:
     study = web_study(items=1)  # 3 pairs x 5 raters = 15 judge seats, 3 write seats
     app = study.make_app()
-    raters = [r for r, _ in invite(study.store, 4)]
-    # judge seats submitted 4000 s (outside the hour), 3000, 1800 and 60 s before now
-    for rater, ago in zip(raters, (4000, 3000, 1800, 60), strict=True):
+    raters = [r for r, _ in invite(study.store, 12)]
+    # judge seats submitted 4000 s before now (outside the hour), then 11 from 3300 s to 300 s
+    agos = (4000, *range(3300, 0, -300))
+    for rater, ago in zip(raters, agos, strict=True):
         _judge(study.store, rater, "A+", now - ago)
     view = live_view(_study(study.client(app)), now)
     write, judge, label = view.pace
-    assert (judge.work, judge.seats, judge.left, judge.recent) == ("judge", 15, 11, 3)
-    assert judge.per_hour == 3.0
-    assert judge.finish == now + 11 / 3 * 3600  # 11 seats left at 3 an hour: 3 h 40 min
+    assert (judge.work, judge.seats, judge.left, judge.recent) == ("judge", 15, 3, 11)
+    assert judge.per_hour == 11.0
+    assert judge.finish == now + 3 / 11 * 3600  # 3 seats left at 11 an hour: 16.4 min
     # nothing written yet: no pace, so no finish
     assert (write.work, write.left, write.recent, write.per_hour, write.finish) == (
         "write", 3, 0, None, None,
@@ -84,11 +85,13 @@ def test_pace_and_finish_come_from_the_last_hour_of_submissions(
     _admin(admin)
     page = admin.get("/admin").text
     finish = _pace_row(page, "judge")
-    assert finish[:4] == ["judge", "11", "3", "3"]  # left, done in the last hour, per hour
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 3 h 40 min\)", finish[4])
+    assert finish[:4] == ["judge", "3", "11", "11"]  # left, done in the last hour, per hour
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 17 min; from 11 seats in the last 1 h\)", finish[4]
+    )
     assert _pace_row(page, "write")[1:] == [
         "3", "0", "–",
-        "not enough data: no seat submitted in the last 1 h, a pace needs 2",
+        "not enough data: no seat submitted in the last 1 h, a pace needs 10",
     ]  # fmt: skip
     assert _pace_row(page, "label")[4] == "no seats"
 
@@ -114,7 +117,7 @@ def test_one_submission_is_no_pace_and_all_done_needs_no_finish(
     page = admin.get("/admin/live").text
     assert _pace_row(page, "write")[4] == "all done"
     assert _pace_row(page, "judge")[4] == (
-        "not enough data: 1 seat submitted in the last 1 h, a pace needs 2"
+        "not enough data: 1 seat submitted in the last 1 h, a pace needs 10"
     )
 
 
@@ -220,8 +223,9 @@ def test_one_rater_or_none_gives_no_alpha_and_says_why(web_study: MakeStudy, now
 
 
 def test_an_exclusion_shows_with_its_reason_and_the_seats_it_reopened(
-    web_study: MakeStudy, now: float
+    web_study: MakeStudy, now: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("heart.web._live.MIN_PACE_SEATS", 2)  # a pace from a few seats here
     study = web_study(items=1, raters_per_pair=2)  # 3 pairs x 2 = 6 judge seats
     app = study.make_app()
     (bad, _), (good, _) = invite(study.store, 2)
@@ -296,6 +300,7 @@ def test_the_live_part_refreshes_in_place_in_chromium(
 
     require_chromium()
     monkeypatch.setattr("heart.web._live.REFRESH_SECONDS", 1)
+    monkeypatch.setattr("heart.web._live.MIN_PACE_SEATS", 2)  # a pace from three seats here
     study = web_study(items=1)
     raters = [r for r, _ in invite(study.store, 3)]
     with serving(study.make_app()) as base, sync_playwright() as p:

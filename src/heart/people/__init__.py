@@ -58,7 +58,10 @@ from heart.people._measures import (
 from heart.people._quality import (
     RaterQuality,
     exclude_if_flagged,
+    nudges_seen,
+    pending_nudges,
     rater_decision,
+    reinstate,
     review_quality,
     time_outliers,
 )
@@ -130,7 +133,9 @@ __all__ = [
     "majority",
     "measure_raters",
     "next_kind",
+    "nudges_seen",
     "open_to",
+    "pending_nudges",
     "plain_text",
     "plan_text",
     "prolific_rater",
@@ -142,6 +147,7 @@ __all__ = [
     "rater_steps",
     "reading_floor",
     "reading_floors",
+    "reinstate",
     "review_quality",
     "session_state",
     "state_of",

@@ -17,7 +17,8 @@ pairs measure quality, and never count as attention checks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 
 from heart.analyses import position_problem
 from heart.config import PeopleSpec
@@ -33,6 +34,14 @@ GOLD_FAILS = 2
 """Failed gold pairs, half or more of those taken, that flag a rater."""
 PROLIFIC_FAILS = 2
 """Failed attention checks Prolific asks for before a submission may be returned."""
+
+NUDGE_FIRST = ("speed", "run")
+"""Flags a rater is warned of before they exclude (Prolific's advice: warn, then act): raised
+by how someone works, which a nudge can change, unlike failed checks."""
+NUDGE_TIMED = 10
+"""Timed judge seats before a majority of them faster than reading brings a nudge."""
+NUDGE_RUN = 6
+"""One answer this many times in a row brings a nudge."""
 
 APPROVE, RETURN, KEEP_OUT = "approve", "return", "keep out"
 DECISIONS = (APPROVE, RETURN, KEEP_OUT)
@@ -98,6 +107,35 @@ def rater_flags(m: RaterMeasures, spec: PeopleSpec) -> tuple[RaterFlag, ...]:
     return tuple(
         RaterFlag(name, reason, name in spec.exclude_flags)
         for name, reason in flag_reasons(m, spec).items()
+    )
+
+
+def nudge_reasons(m: RaterMeasures) -> dict[str, str]:
+    """What a rater is warned of, by flag name: the first signs of a flag of NUDGE_FIRST (most
+    of ``NUDGE_TIMED`` or more timed seats faster than reading; a run of ``NUDGE_RUN``), worded
+    for the rater."""
+    reasons = {}
+    if m.timed >= NUDGE_TIMED and m.too_fast is not None and 2 * m.too_fast.hits > m.too_fast.n:
+        reasons["speed"] = (
+            f"{m.too_fast.hits} of your {m.too_fast.n} answers came faster than the conversation "
+            "and the two replies can be read"
+        )
+    if m.longest_run >= NUDGE_RUN:
+        reasons["run"] = f"you gave “{m.run_answer}” {m.longest_run} times in a row"
+    return reasons
+
+
+def after_review(
+    flags: tuple[RaterFlag, ...], nudged: Collection[str], cleared: Collection[str]
+) -> tuple[RaterFlag, ...]:
+    """The flags as they act on a rater: one of NUDGE_FIRST excludes only once the rater was
+    warned of it (``nudged``), and none that the study team cleared on reinstating them
+    (``cleared``) excludes again."""
+    return tuple(
+        replace(f, excludes=False)
+        if f.excludes and (f.name in cleared or (f.name in NUDGE_FIRST and f.name not in nudged))
+        else f
+        for f in flags
     )
 
 

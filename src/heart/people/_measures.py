@@ -13,11 +13,13 @@ the Public Interest 17), so a verdict given faster than its floor cannot rest on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import BindParameter, and_, bindparam, select
@@ -310,3 +312,24 @@ def quality_cells(m: RaterMeasures) -> list[str]:
         f"{m.gold_failed} of {m.gold}",
         f"{m.attention_failed} of {m.attention}",
     ]
+
+
+def measures_data(m: RaterMeasures) -> dict[str, object]:
+    """``m`` as JSON a store keeps (no NaN: null)."""
+    data = dataclasses.asdict(m)
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in data.items()}
+
+
+def measures_from(data: Mapping[str, object]) -> RaterMeasures:
+    """The measures `measures_data` kept (a field it lacks takes its default)."""
+    known = {f.name: f for f in dataclasses.fields(RaterMeasures)}
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in known:
+            continue
+        if isinstance(value, dict):
+            value = Share(**value)
+        elif value is None and known[name].type in ("float", float):
+            value = math.nan
+        values[name] = value
+    return RaterMeasures(**values)

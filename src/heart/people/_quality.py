@@ -14,6 +14,7 @@ flagged for a look, not excluded.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,16 +25,30 @@ from sqlalchemy.orm import Session
 from heart.config import PeopleSpec
 from heart.people._flags import (
     APPROVE,
+    NUDGE_FIRST,
     RATER_LEVEL,
     RaterFlag,
+    after_review,
     decide,
     exclusion_reason,
+    nudge_reasons,
     rater_flags,
 )
-from heart.people._measures import RaterMeasures, measure_raters
-from heart.people._tasks import JUDGE, reopen
-from heart.store import JudgmentRow, RaterRow, Store, TaskRow, counted_judgment
+from heart.people._measures import RaterMeasures, measure_raters, measures_data, measures_from
+from heart.people._tasks import JUDGE, reopen, task_id
+from heart.store import (
+    JudgmentRow,
+    PairRow,
+    RaterRow,
+    Store,
+    TaskRow,
+    counted_judgment,
+    now_iso,
+)
 
+NUDGES, CLEARED, REINSTATED, AT_EXCLUSION = "nudges", "cleared", "reinstated", "at_exclusion"
+"""What a rater's ``meta`` keeps of quality control: the warnings they were given (by flag),
+the flags the study team cleared, each reinstatement, and the measures that excluded them."""
 OUTLIER_Z = 3.5
 MAD_TO_SD = 1.4826  # MAD of a normal distribution times this is its standard deviation
 
@@ -71,17 +86,56 @@ def looks_again(judged: int, failed_attention: bool) -> bool:
 
 
 def exclude_if_flagged(session: Session, rater: str, spec: PeopleSpec) -> str | None:
-    """Measure ``rater`` again and exclude them if a flag of theirs excludes (and they are not
-    excluded yet); the reason, or None."""
+    """Measure ``rater`` again and act on their flags (see `act_on_flags`), unless they are
+    excluded already; the exclusion's reason, or None."""
     person = session.get(RaterRow, rater)
     if person is None or person.excluded_reason:
         return None
     with_others = "agreement" in spec.exclude_flags  # the only flag that reads other raters
     measures = measure_raters(session, RATER_LEVEL, [rater], agreement=with_others)[rater]
-    reason = exclusion_reason(rater_flags(measures, spec), spec)
+    return act_on_flags(session, person, measures, spec)
+
+
+def reviewed_flags(person: RaterRow, flags: tuple[RaterFlag, ...]) -> tuple[RaterFlag, ...]:
+    """``flags`` as they act on ``person``: after the nudges they were shown and the flags the
+    study team cleared on reinstating them (see `after_review`)."""
+    meta = person.meta or {}
+    return after_review(flags, meta.get(NUDGES, {}), meta.get(CLEARED, []))
+
+
+def act_on_flags(
+    session: Session, person: RaterRow, measures: RaterMeasures, spec: PeopleSpec
+) -> str | None:
+    """Warn ``person`` of the first signs of a flag that would exclude them (kept in their
+    ``meta`` until a page shows it), and exclude them for the flags that are due; the
+    exclusion's reason, or None."""
+    flags = rater_flags(measures, spec)
+    due = reviewed_flags(person, flags)
+    meta = dict(person.meta or {})
+    nudged = dict(meta.get(NUDGES, {}))
+    fresh: dict[str, str] = {
+        name: reason
+        for name, reason in nudge_reasons(measures).items()
+        if name in spec.exclude_flags and name not in nudged
+    }
+    for flag in flags:
+        if flag.excludes and flag.name in NUDGE_FIRST and flag.name not in nudged:
+            fresh.setdefault(flag.name, flag.reason)
+    if fresh:
+        when = now_iso()
+        nudged.update({n: {"reason": r, "at": when, "seen": False} for n, r in fresh.items()})
+        person.meta = {**meta, NUDGES: nudged}
+    reason = exclusion_reason(due, spec)
     if reason:
-        exclude(session, rater, reason)
+        exclude(session, person.id, reason, measures, [f.name for f in due if f.excludes])
     return reason
+
+
+def _kept_measures(person: RaterRow | None, measured: RaterMeasures) -> RaterMeasures:
+    """The measures to show of ``person``: once excluded, those that excluded them (their
+    judged seats went back to the pool, so measuring now would miss the evidence)."""
+    kept = (person.meta or {}).get(AT_EXCLUSION) if person and person.excluded_reason else None
+    return measures_from(kept["measures"]) if kept else measured
 
 
 def rater_decision(
@@ -94,22 +148,108 @@ def rater_decision(
     with store.session() as session:
         person = session.get(RaterRow, rater)
         stored = person.excluded_reason if person is not None else None
-        measures = measure_raters(session, RATER_LEVEL, [rater], agreement=agreement)[rater]
-    flags = rater_flags(measures, spec)
+        measured = measure_raters(session, RATER_LEVEL, [rater], agreement=agreement)[rater]
+        measures = _kept_measures(person, measured)
+        flags = rater_flags(measures, spec)
+        if person is not None:
+            flags = reviewed_flags(person, flags)
     decision, why = decide(measures, flags, stored or exclusion_reason(flags, spec))
     return decision, why, measures
 
 
-def exclude(session: Session, rater: str, reason: str) -> None:
-    """Exclude ``rater`` with ``reason``: give back the seats they hold unfinished, and reopen
-    the pairs they judged (their verdicts stay in the store, left out of the analyses). Their
-    check seats stay theirs, as the evidence."""
+def exclude(
+    session: Session,
+    rater: str,
+    reason: str,
+    measures: RaterMeasures | None = None,
+    flags: Sequence[str] = (),
+) -> None:
+    """Exclude ``rater`` with ``reason``, keeping the ``measures`` and ``flags`` that excluded
+    them: give
+    back the seats they hold unfinished, and reopen the pairs they judged (their verdicts stay
+    in the store, left out of the analyses). Their check seats stay theirs, as the evidence."""
     person = session.get(RaterRow, rater)
     assert person is not None
     person.excluded_reason = reason
+    if measures is not None:
+        kept = {"at": now_iso(), "measures": measures_data(measures), "flags": list(flags)}
+        person.meta = {**(person.meta or {}), AT_EXCLUSION: kept}
     mine = TaskRow.rater_id == rater
     judged = and_(TaskRow.done, TaskRow.kind == JUDGE, TaskRow.check.is_(None))
     reopen(session, and_(mine, ~TaskRow.done | judged))
+
+
+def reinstate(store: Store, rater: str, *, by: str) -> str:
+    """Bring an excluded rater's verdicts back into the analyses, as the study team decided
+    (``by``: who): the flags that excluded them are cleared for them (they never exclude this
+    rater again), and who reinstated them, when and from what is kept. Their judged seats went
+    back to the pool on exclusion, so their pairs may now hold more verdicts than
+    ``raters_per_pair``. Returns the exclusion's reason; ValueError when there is none."""
+    by = " ".join(by.split())
+    if not by:
+        raise ValueError("say who reinstates the rater")
+    with store.session() as session:
+        person = session.get(RaterRow, rater)
+        if person is None:
+            raise ValueError(f"no rater {rater!r} in the study; `heart raters list` names them")
+        reason = person.excluded_reason
+        if not reason:
+            raise ValueError(f"rater {rater} is not excluded; nothing to reinstate")
+        meta = dict(person.meta or {})
+        kept = meta.get(AT_EXCLUSION) or {}
+        flags = kept.get("flags") or [part.split(" ", 1)[0] for part in reason.split("; ")]
+        record = {"at": now_iso(), "by": by, "reason": reason}
+        meta[CLEARED] = sorted({*meta.get(CLEARED, []), *flags})
+        meta[REINSTATED] = [*meta.get(REINSTATED, []), record]
+        meta.pop(AT_EXCLUSION, None)
+        person.meta = meta
+        person.excluded_reason = None
+        _seat_again(session, rater)
+    return reason
+
+
+def _seat_again(session: Session, rater: str) -> None:
+    """Give a reinstated rater back a submitted seat on every pair they judged (a free seat of
+    it, else one more), so that no pair is served to them twice."""
+    held = set(session.scalars(select(TaskRow.target).where(TaskRow.rater_id == rater)))
+    judged = session.execute(
+        select(JudgmentRow.pair_id, JudgmentRow.order, PairRow.item_id)
+        .join(PairRow, PairRow.id == JudgmentRow.pair_id)
+        .where(JudgmentRow.judge == rater)
+    ).all()
+    for pair, order, item in judged:
+        if pair in held:
+            continue
+        seats = list(
+            session.scalars(
+                select(TaskRow).where(TaskRow.kind == JUDGE, TaskRow.target == pair)
+                .order_by(TaskRow.seat)
+            )
+        )  # fmt: skip
+        free = next((t for t in seats if t.rater_id is None and not t.done), None)
+        if free is None:
+            seat = 1 + max((t.seat for t in seats), default=-1)
+            free = TaskRow(id=task_id(JUDGE, pair, seat), kind=JUDGE, target=pair, item_id=item,
+                           seat=seat, shown=order)  # fmt: skip
+            session.add(free)
+        free.rater_id, free.done, free.shown = rater, True, order
+        held.add(pair)
+
+
+def pending_nudges(meta: Mapping[str, Any]) -> list[str]:
+    """The warnings a rater has not been shown yet, worded for them."""
+    return [n["reason"] for n in (meta or {}).get(NUDGES, {}).values() if not n.get("seen")]
+
+
+def nudges_seen(store: Store, rater: str) -> None:
+    """Mark every warning of ``rater`` as shown."""
+    with store.session() as session:
+        person = session.get(RaterRow, rater)
+        if person is None:
+            return
+        meta = dict(person.meta or {})
+        nudged = {name: {**n, "seen": True} for name, n in meta.get(NUDGES, {}).items()}
+        person.meta = {**meta, NUDGES: nudged}
 
 
 def time_outliers(seconds: list[float]) -> list[bool]:
@@ -156,12 +296,12 @@ def review_quality(
         for person in people:
             mine = by_rater[person.id]
             checks = [r for r in mine if r.check]
-            measures = measured.get(person.id, RaterMeasures())
-            flags = rater_flags(measures, spec)
-            reason = exclusion_reason(flags, spec)
-            if act and reason and not person.excluded_reason:
-                exclude(session, person.id, reason)  # stored before the rule applied on submit
-            excluded = person.excluded_reason or reason
+            measures = _kept_measures(person, measured.get(person.id, RaterMeasures()))
+            if act and not person.excluded_reason:  # stored before the rule applied on submit
+                act_on_flags(session, person, measures, spec)
+                measures = _kept_measures(person, measures)
+            flags = reviewed_flags(person, rater_flags(measures, spec))
+            excluded = person.excluded_reason or exclusion_reason(flags, spec)
             decision, why = decide(measures, flags, excluded)
             times = [r.submitted_at - r.served_at for r in mine if r.served_at and r.submitted_at]
             tasks: dict[str, int] = defaultdict(int)

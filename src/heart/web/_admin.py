@@ -92,14 +92,14 @@ def seats_note(seats: Seats) -> str:
     return f"{said} Items, pairs and replies stored while the server runs get their seats {when}."
 
 
-def _refused(request: Request) -> Response:
+def refused(request: Request) -> Response:
     return message(
         request, 403, "Admin only",
         "This page is for the study team. Open the admin link that `heart serve` printed.",
     )  # fmt: skip
 
 
-def _is_admin(request: Request) -> bool:
+def is_admin(request: Request) -> bool:
     return web(request).signer.admin_ok(request.cookies.get(ADMIN_COOKIE))
 
 
@@ -108,15 +108,15 @@ def admin(request: Request, token: str | None = None) -> Response:
     state = web(request)
     if token is not None:
         if not state.signer.admin_token_ok(token):
-            return _refused(request)
+            return refused(request)
         response = see_other("/admin")
         response.set_cookie(
             ADMIN_COOKIE, state.signer.admin_cookie(), max_age=ADMIN_MAX_AGE, path="/admin",
             httponly=True, samesite="lax", secure=request.url.scheme == "https",
         )  # fmt: skip
         return response
-    if not _is_admin(request):
-        return _refused(request)
+    if not is_admin(request):
+        return refused(request)
     state.seats.refresh()
     quality = review_quality(state.study.store, state.study.config.people)
     taxonomy = load_taxonomy(state.study.config.strategies.taxonomy)
@@ -144,8 +144,8 @@ def admin(request: Request, token: str | None = None) -> Response:
 
 @router.get("/admin/export/{table}.{fmt}")
 def admin_export(request: Request, table: str, fmt: str) -> Response:
-    if not _is_admin(request):
-        return _refused(request)
+    if not is_admin(request):
+        return refused(request)
     if table not in TABLES or fmt not in FORMATS:
         return message(
             request, 404, "No such download",

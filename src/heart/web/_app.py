@@ -19,7 +19,7 @@ from heart.config import STUDY_FILE
 from heart.errors import HeartError
 from heart.people import TaskRefused
 from heart.study import open_study
-from heart.web import _admin, _entry, _finish, _work
+from heart.web import _admin, _entry, _finish, _raters, _work
 from heart.web._forms import FormRejected
 from heart.web._logging import redact_access_log
 from heart.web._seats import SEAT_REFRESH, study_seats
@@ -121,6 +121,6 @@ def create_app(
         return message(request, 409, "Nothing was saved", sentence(str(exc)))
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for module in (_entry, _work, _finish, _admin):
+    for module in (_entry, _work, _finish, _admin, _raters):
         app.include_router(module.router)
     return app

@@ -2,8 +2,9 @@
 the human system, judgments by human raters (each marked whether the analyses count it),
 strategy labels, the labelled completions whose labellers split evenly on a strategy, and the
 raters themselves: their quality measures and flags, and whether to approve them, ask them to
-return the submission or keep them out of the analyses, and why. People appear only by their
-pseudonymous rater ids, with the reason if quality control excluded them."""
+return the submission or keep them out of the analyses, and why; and for Prolific, each
+submission with what to do about it. People appear only by their pseudonymous rater ids (and
+Prolific's submission ids), with the reason if quality control excluded them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import csv
 import io
 import json
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,7 @@ from sqlalchemy import select
 
 from heart.analyses import human_consensus
 from heart.config import PeopleSpec
-from heart.people import review_quality
+from heart.people import RETURN, review_quality, session_state
 from heart.spreadsheet import inert
 from heart.stats import Share
 from heart.store import (
@@ -34,7 +36,7 @@ from heart.store import (
 from heart.strategies import Taxonomy
 from heart.types import JudgeSource, Status
 
-TABLES = ("completions", "judgments", "labels", "disagreements", "raters")
+TABLES = ("completions", "judgments", "labels", "disagreements", "raters", "prolific")
 FORMATS = ("csv", "jsonl")
 
 
@@ -184,6 +186,28 @@ def _raters(store: Store, people: PeopleSpec) -> list[dict[str, Any]]:
     return out
 
 
+def _prolific(store: Store, people: PeopleSpec) -> list[dict[str, Any]]:
+    """One row per Prolific participant, by their submission (session) id, with what to do
+    about the submission: approve, ask to return (two failed attention checks), or wait while
+    their session is still under way."""
+    with store.session() as s:
+        metas = {r.id: r.meta or {} for r in s.scalars(select(RaterRow))}
+    out = []
+    now = time.time()
+    for q in review_quality(store, people):
+        meta = metas.get(q.rater, {})
+        if meta.get("entry") != "prolific":
+            continue
+        at = session_state(store, q.rater, people, now=now)
+        action = "return" if q.decision == RETURN else ("approve" if at.ended else "wait")
+        out.append(
+            {"submission_id": meta.get("session", ""), "study_id": meta.get("study", ""),
+             "rater": q.rater, "action": action, "session": at.ended or "under way",
+             "tasks": at.done, "reason": q.decision_reason}
+        )  # fmt: skip
+    return out
+
+
 def export_rows(
     store: Store,
     table: str,
@@ -198,6 +222,8 @@ def export_rows(
         return _disagreements(store, taxonomy)
     if table == "raters":
         return _raters(store, people or PeopleSpec())
+    if table == "prolific":
+        return _prolific(store, people or PeopleSpec())
     if table == "completions":
         rows = _completions(store, human_system)
     elif table == "judgments":
@@ -247,4 +273,5 @@ COLUMNS = {
                "too_fast_n", "too_fast_low", "too_fast_high", "longest_run", "run_answer",
                "shared", "agreement_hits", "agreement_n", "agreement_low", "agreement_high",
                "kappa", "gold", "gold_failed", "attention", "attention_failed"],
+    "prolific": ["submission_id", "study_id", "rater", "action", "session", "tasks", "reason"],
 }  # fmt: skip

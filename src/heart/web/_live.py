@@ -30,8 +30,9 @@ WORK = (*KINDS, CHECKS)
 
 PACE_WINDOW = 3600.0
 """The pace is the seats submitted in this many seconds before now."""
-MIN_PACE_SEATS = 2
-"""Fewest seats submitted in the window that make a pace: one seat has no rate."""
+MIN_PACE_SEATS = 10
+"""Fewest seats submitted in the window that make a pace: a forecast from two or three is
+noise (one person's break moves it by hours)."""
 REFRESH_SECONDS = 15
 """How often an open admin page asks for the live part again."""
 
@@ -169,12 +170,15 @@ def finish_text(pace: Pace, now: float) -> str:
     if not pace.left:
         return "all done"
     if pace.per_hour is None or pace.finish is None:
-        done = "no seat" if not pace.recent else "1 seat"
+        done = "no seat" if not pace.recent else _plural(pace.recent, "seat")
         return (
             f"not enough data: {done} submitted in the last {span(PACE_WINDOW)}, a pace needs "
             f"{MIN_PACE_SEATS}"
         )
-    return f"{clock(pace.finish)} (in {span(pace.finish - now)})"
+    return (
+        f"{clock(pace.finish)} (in {span(pace.finish - now)}; from "
+        f"{_plural(pace.recent, 'seat')} in the last {span(PACE_WINDOW)})"
+    )
 
 
 def _plural(n: int, word: str) -> str:

@@ -27,7 +27,9 @@ from heart.people import (
     Task,
     TaskRefused,
     claim_task,
+    nudges_seen,
     open_to,
+    pending_nudges,
     submit_judgment,
     submit_labels,
     submit_write,
@@ -105,7 +107,8 @@ def _page(
 ) -> HTMLResponse:
     """A task page; after a refusal, with the message and what the rater had entered. The
     instructions and the hold time are spelled out on a person's first task of a kind and
-    folded away after it; every ``people.break_every`` tasks the page suggests a break."""
+    folded away after it; every ``people.break_every`` tasks the page suggests a break; a
+    warning quality control has for the person is shown on the next page."""
     state = web(request)
     people = state.study.config.people
     task, at = claimed
@@ -138,6 +141,7 @@ def _page(
         none_picked=form.get("none") == NONE,
         first=not flow.done_by_kind.get(task.kind),
         rest=bool(every and at.done and at.done % every == 0),
+        nudges=pending_nudges(session.meta),
     )
 
 
@@ -164,6 +168,8 @@ def _show(request: Request, kind: str) -> Response:
         return see_other(next_path(request, session, at))
     saved = request.cookies.get(SAVED_COOKIE) is not None
     page = _page(request, session, claimed, saved=saved, flow=at)
+    if pending_nudges(session.meta):  # shown once
+        nudges_seen(state.study.store, session.rater)
     if saved:
         page.delete_cookie(SAVED_COOKIE, path="/")
     return page
