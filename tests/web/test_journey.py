@@ -16,6 +16,7 @@ from httpx2 import Response
 from markupsafe import escape
 from sqlalchemy import func, select
 
+from heart.config import PeopleSpec
 from heart.people import CHOICES, Task
 from heart.prompts import load_prompt
 from heart.store import (
@@ -28,7 +29,7 @@ from heart.store import (
 )
 from heart.strategies import load_taxonomy
 from heart.types import sha256_hex
-from heart.web._guide import DEFAULT_CONSENT, PRACTICE, SCALE_EXAMPLES
+from heart.web._guide import PRACTICE, SCALE_EXAMPLES, default_consent
 from heart.web._state import make_templates
 
 from .conftest import WebStudy, element, get_ready, hidden, sign_in, write_study
@@ -81,7 +82,7 @@ def test_every_task_route_sends_a_rater_without_consent_to_the_consent_page(
         consent = s.get_one(ConsentRow, rater)
     when = dt.datetime.fromisoformat(consent.consented_at)
     assert before - dt.timedelta(seconds=1) <= when <= dt.datetime.now(dt.UTC)
-    paragraphs = [" ".join(p.split()) for p in DEFAULT_CONSENT.split("\n\n")]
+    paragraphs = [" ".join(p.split()) for p in default_consent(PeopleSpec()).split("\n\n")]
     assert consent.text_hash == sha256_hex("\n\n".join(paragraphs))
     again = client.post("/consent", data={"csrf": hidden(page.text, "csrf"), "agree": "yes"})
     assert again.headers["location"] == "/"
@@ -335,3 +336,24 @@ def test_a_changed_consent_text_is_asked_again_and_the_new_agreement_kept(
     assert second.text_hash == sha256_hex("Now for two years.") != first.text_hash
     assert second.consented_at > first.consented_at
     assert again.get("/judge").status_code == 200  # the practice pair is not asked again
+
+
+def test_the_default_consent_names_the_researcher_approval_age_and_pay(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1, researcher="Dr Ana Lee, Kind Words Lab (ana@uni.example)",
+                      ethics_approval="the University Ethics Board (ref. KW-2026-14)",
+                      min_age=21, pay_per_hour=9.5)  # fmt: skip
+    client = study.client(study.make_app())
+    sign_in(client, study.store, ready=False)
+    text = element(client.get("/consent").text, "consent-text")
+    for said in ("It is run by Dr Ana Lee, Kind Words Lab (ana@uni.example).",
+                 "It was approved by the University Ethics Board (ref. KW-2026-14).",
+                 "You must be 21 or older to take part.", "paid at £9.50 an hour",
+                 "If you have a question, contact Dr Ana Lee"):  # fmt: skip
+        assert said in text, said
+    plain = element(study.client(study.make_app()).get("/").text, "message")
+    assert plain.startswith("To start, open the personal link")
+    default = default_consent(PeopleSpec())
+    assert "the study team that sent you the link" in default and "approved" not in default
+    assert "18 or older" in default and "paid" not in default

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from heart.config import PeopleSpec
 from heart.errors import ConfigError
 from heart.people import CHOICES
 from heart.prompts import load_prompt
@@ -14,10 +15,10 @@ from heart.types import Axis, Shown, sha256_hex
 
 DEFAULT_CONSENT = """\
 This study compares replies to people who are going through a hard time: replies written by \
-people and replies written by computer programs (AI language models). It is run by the study \
-team that sent you the link. Taking part is voluntary: you may stop at any time, without \
-giving a reason. Some conversations touch on painful things such as loss, loneliness or \
-conflict; take a break whenever you need one.
+people and replies written by computer programs (AI language models). It is run by \
+{researcher}.{ethics} Taking part is voluntary: you may stop at any time, without giving a \
+reason. You must be {min_age} or older to take part.{pay} Some conversations touch on painful \
+things such as loss, loneliness or conflict; take a break whenever you need one.
 
 What we collect: the replies you write, the choices you make when you compare replies \
 (your verdicts), the reasons you give for them, the strategy labels you tick, and the times \
@@ -32,8 +33,31 @@ and the answers themselves may be shared with other researchers as a research da
 which you appear only under the pseudonymous id. Quality checks are part of some tasks; \
 answers that fail them may be left out of the analyses.
 
-If you have a question, ask the study team through the channel where you found this study."""
-"""The consent text when the study file sets no ``people.consent``."""
+If you have a question, {contact}."""
+"""The consent text when the study file sets no ``people.consent``, its slots filled by
+`default_consent`."""
+
+
+def default_consent(people: PeopleSpec) -> str:
+    """The default consent text with the study's researcher, ethics approval, youngest age and
+    pay (each left out, or said generally, when the study file does not set it)."""
+    pay = ""
+    if people.pay_per_hour is not None:
+        pay = (
+            f" Taking part is paid at {people.currency}{people.pay_per_hour:.2f} an hour, "
+            "for the time the tasks are expected to take."
+        )
+    return DEFAULT_CONSENT.format(
+        researcher=people.researcher or "the study team that sent you the link",
+        ethics=f" It was approved by {people.ethics_approval}." if people.ethics_approval else "",
+        min_age=people.min_age,
+        pay=pay,
+        contact=(
+            f"contact {people.researcher}"
+            if people.researcher
+            else "ask the study team through the channel where you found this study"
+        ),
+    )
 
 
 def consent_paragraphs(text: str) -> list[str]:

@@ -17,12 +17,12 @@ from heart.people import CHOICES, JUDGE, KINDS, Standing, TaskRefused, plain_tex
 from heart.store import ConsentRow, PracticeRow, add_if_missing, now_iso
 from heart.web._forms import Form, read_form
 from heart.web._guide import (
-    DEFAULT_CONSENT,
     PRACTICE,
     SCALE_EXAMPLES,
     AxisGuide,
     consent_hash,
     consent_paragraphs,
+    default_consent,
     rubric_axes,
 )
 from heart.web._session import RaterSession
@@ -97,7 +97,8 @@ def progress(at: Standing, people: PeopleSpec, now: float) -> Progress:
 
 
 def consent_text(request: Request) -> str:
-    return web(request).study.config.people.consent or DEFAULT_CONSENT
+    people = web(request).study.config.people
+    return people.consent or default_consent(people)
 
 
 FormDep = Annotated[Form, Depends(read_form)]
