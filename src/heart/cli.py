@@ -1233,8 +1233,10 @@ def serve(
     Before any task people accept the consent page (its text: people.consent, else heart's
     own); before judging they read the instructions and answer a practice pair, never counted.
 
-    The admin token comes from HEART_ADMIN_TOKEN, else a fresh one is printed once; the session
-    secret from HEART_SECRET, else from the study's .heart-secret (made on first use). With
+    The admin token comes from HEART_ADMIN_TOKEN, else the study's own: made and printed the
+    first time, then kept hashed in the study's .heart-admin, so the link keeps working across
+    restarts (delete the file for a new token). The session secret comes from HEART_SECRET,
+    else from the study's .heart-secret (made on first use). With
     --workers N every process takes the same token and secret, so a session, form or admin
     cookie made by one holds in all; on several machines, give each the same HEART_SECRET and
     HEART_ADMIN_TOKEN. Each log line names the process that wrote it."""
@@ -1250,12 +1252,15 @@ def serve(
     keys = serve_secrets(study)
     web_app = prepare(study, seat_refresh=seat_refresh, workers=workers, keys=keys)
     if keys.token_given:
-        say(
-            f"admin: http://{host}:{port}/admin?token=<the token in HEART_ADMIN_TOKEN>",
-            soft_wrap=True,
+        token = "<the token in HEART_ADMIN_TOKEN>"
+    elif keys.token is None:
+        token = (
+            "<the token printed when this study was first served; it is kept only hashed, in "
+            ".heart-admin: delete that file for a new one>"
         )
     else:
-        say(f"admin: http://{host}:{port}/admin?token={keys.token}", soft_wrap=True)
+        token = keys.token
+    say(f"admin: http://{host}:{port}/admin?token={token}", soft_wrap=True)
     run(study, web_app, host=host, port=port, seat_refresh=seat_refresh, workers=workers,
         keys=keys)  # fmt: skip
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -56,7 +57,9 @@ def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
     assert bad.exit_code != 0
 
 
-def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path) -> None:
+def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_across_restarts(
+    tmp_path: Path,
+) -> None:
     from heart.store import open_store
 
     root = tmp_path / "study"
@@ -92,6 +95,32 @@ def test_serve_prints_an_admin_link_and_keeps_its_secret_private(tmp_path: Path)
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         with browser.open(match.group(1)) as admin:  # the token, then the cookie on /admin
             assert admin.status == 200 and 'id="progress"' in admin.read().decode()
+        kept = root / ".heart-admin"  # the token's digest only, readable by its owner alone
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+        token = match.group(1).split("token=", 1)[1]
+        assert kept.read_text().strip() == hashlib.sha256(token.encode()).hexdigest()
+    finally:
+        stop(server)
+    server = subprocess.Popen(  # restarted: the same link works, and the token is not printed
+        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        again = server.stdout.readline()
+        assert again.startswith(f"admin: http://127.0.0.1:{port}/admin?token=<the token printed ")
+        assert token not in again and "delete that file for a new one" in again
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.build_opener(urllib.request.HTTPCookieProcessor()).open(
+                    match.group(1)
+                ) as admin:
+                    assert admin.status == 200 and 'id="progress"' in admin.read().decode()
+                break
+            except urllib.error.URLError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
     finally:
         stop(server)
 

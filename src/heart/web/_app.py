@@ -23,7 +23,7 @@ from heart.web import _admin, _entry, _finish, _raters, _work
 from heart.web._forms import FormRejected
 from heart.web._logging import redact_access_log
 from heart.web._seats import SEAT_REFRESH, study_seats
-from heart.web._session import Signer
+from heart.web._session import Signer, token_digest
 from heart.web._state import HERE, WebState, make_templates, message, sentence
 
 THREADS = 8
@@ -72,8 +72,9 @@ class SecurityHeaders:
 def create_app(
     study_root: Path,
     *,
-    admin_token: str,
     secret: bytes,
+    admin_token: str | None = None,
+    admin_digest: str | None = None,
     seat_refresh: float = SEAT_REFRESH,
     threads: int = THREADS,
 ) -> FastAPI:
@@ -81,9 +82,13 @@ def create_app(
     now, so links work as soon as the server is up, and seats for items, pairs and replies
     stored later are added every ``seat_refresh`` seconds (and whenever someone finds no work
     left, or opens the admin page); uvicorn's access log leaves secrets out. It runs up to
-    ``threads`` requests at once."""
-    if len(admin_token) < 16:
+    ``threads`` requests at once. The admin signs in with ``admin_token`` (or the token whose
+    digest is ``admin_digest``)."""
+    if admin_token is not None and len(admin_token) < 16:
         raise ValueError("the admin token must be at least 16 characters")
+    digest = admin_digest or (token_digest(admin_token) if admin_token else None)
+    if digest is None:
+        raise ValueError("give the admin token, or its digest")
     study = open_study(study_root)
     try:
         study.config.human_system(str(study_root / STUDY_FILE))  # people's replies need it
@@ -94,7 +99,7 @@ def create_app(
     seats.refresh()
     redact_access_log()
     state = WebState(
-        study=study, signer=Signer(secret, admin_token), templates=make_templates(), seats=seats
+        study=study, signer=Signer(secret, digest), templates=make_templates(), seats=seats
     )
 
     @asynccontextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import secrets
 from copy import deepcopy
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from sqlalchemy import make_url
 from heart.config import load_study, store_url
 from heart.errors import HeartError
 from heart.web._app import THREADS, create_app
-from heart.web._session import study_secret
+from heart.web._session import study_admin_token, study_secret, token_digest
 
 TOKEN_ENV = "HEART_ADMIN_TOKEN"
 SECRET_ENV = "HEART_SECRET"
@@ -33,25 +32,28 @@ log = logging.getLogger("heart.web")
 
 @dataclass(frozen=True)
 class Secrets:
-    """The admin token (and whether the environment gave it) and the session secret."""
+    """The admin token's digest, the token itself when it is known (None: made for the study
+    before, kept only hashed), whether the environment gave it, and the session secret."""
 
-    token: str
+    digest: str
+    token: str | None
     token_given: bool
     secret: bytes
 
 
 def serve_secrets(root: Path) -> Secrets:
-    """The admin token from HEART_ADMIN_TOKEN, else a fresh one; the session secret from
-    HEART_SECRET, else the study's .heart-secret (made on first use)."""
+    """The admin token from HEART_ADMIN_TOKEN, else the study's own (made and kept hashed in
+    .heart-admin on first use); the session secret from HEART_SECRET, else the study's
+    .heart-secret (made on first use)."""
     given = os.environ.get(TOKEN_ENV)
-    token = given or secrets.token_urlsafe(24)
-    if len(token) < 16:
+    if given is not None and len(given) < 16:
         raise HeartError(f"{TOKEN_ENV} must be at least 16 characters; use a random one")
+    token, digest = (given, token_digest(given)) if given else study_admin_token(root)
     text = os.environ.get(SECRET_ENV)
     if text is not None and len(text) < 16:
         raise HeartError(f"{SECRET_ENV} must be at least 16 characters; use a random one")
     secret = text.encode("utf-8") if text else study_secret(root)
-    return Secrets(token, given is not None and given != "", secret)
+    return Secrets(digest, token, bool(given), secret)
 
 
 def check_workers(root: Path, workers: int) -> None:
@@ -87,7 +89,7 @@ def prepare(root: Path, *, seat_refresh: float, workers: int, keys: Secrets) -> 
     """The app of a one-process server; for several, the app that checked the study and added
     its seats before any worker starts (its store is closed: each worker opens its own)."""
     check_workers(root, workers)
-    app = create_app(root, admin_token=keys.token, secret=keys.secret,
+    app = create_app(root, admin_digest=keys.digest, secret=keys.secret,
                      seat_refresh=seat_refresh)  # fmt: skip
     if workers > 1:
         app.state.web.study.close()
@@ -106,9 +108,10 @@ def run(
         uvicorn.run(app, host=host, port=port, log_level="info")
         return
     os.environ |= {
-        TOKEN_ENV: keys.token, STUDY_ENV: str(root.resolve()), REFRESH_ENV: repr(seat_refresh),
+        STUDY_ENV: str(root.resolve()),
+        REFRESH_ENV: repr(seat_refresh),
         THREADS_ENV: str(threads_per_worker(workers)),
-    }  # fmt: skip
+    }  # fmt: skip  (the workers read the token from where this process found it)
     uvicorn.run(
         "heart.web._serve:served_app", factory=True, host=host, port=port, workers=workers,
         log_level="info", log_config=_log_config(),
@@ -121,6 +124,6 @@ def served_app() -> FastAPI:
     root = Path(os.environ[STUDY_ENV])
     keys = serve_secrets(root)
     return create_app(
-        root, admin_token=keys.token, secret=keys.secret,
+        root, admin_digest=keys.digest, secret=keys.secret,
         seat_refresh=float(os.environ[REFRESH_ENV]), threads=int(os.environ[THREADS_ENV]),
     )  # fmt: skip

@@ -22,6 +22,8 @@ ADMIN_COOKIE = "heart_admin"
 RATER_MAX_AGE = 30 * 24 * 3600
 ADMIN_MAX_AGE = 12 * 3600
 SECRET_FILE = ".heart-secret"
+ADMIN_FILE = ".heart-admin"
+"""Where a study keeps the digest of the admin token `heart serve` made for it."""
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,24 @@ def _mac(secret: bytes, *parts: str) -> str:
     return hmac.new(secret, "\x1f".join(parts).encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-class Signer:
-    """Issues and checks every signed value of the app with one secret."""
+def token_digest(token: str) -> str:
+    """What is kept of an admin token: its sha256, in hex."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
-    def __init__(self, secret: bytes, admin_token: str) -> None:
+
+class Signer:
+    """Issues and checks every signed value of the app with one secret; the admin token is
+    known by its digest (`token_digest`)."""
+
+    def __init__(self, secret: bytes, admin_digest: str) -> None:
         if len(secret) < 16:
             raise ValueError("the session secret must be at least 16 bytes")
         self._secret = secret
         self._raters = URLSafeTimedSerializer(secret, salt="heart-rater")
         self._admins = URLSafeTimedSerializer(secret, salt="heart-admin")
-        self._admin_token = admin_token
+        self._admin_digest = admin_digest
         # An admin cookie is bound to the token it was issued for: a new token voids old ones.
-        self._admin_id = _mac(secret, "admin-token", admin_token)[:32]
+        self._admin_id = _mac(secret, "admin-token", admin_digest)[:32]
 
     def rater_cookie(self, rater: str, entry: str) -> str:
         return self._raters.dumps({"r": rater, "e": entry, "n": secrets.token_hex(16)})
@@ -90,7 +98,7 @@ class Signer:
         return same(token, self.csrf(session))
 
     def admin_token_ok(self, token: str | None) -> bool:
-        return same(token, self._admin_token)
+        return token is not None and same(token_digest(token), self._admin_digest)
 
     def admin_csrf(self) -> str:
         """The token every admin form carries (bound to the admin token, like the cookie)."""
@@ -136,3 +144,23 @@ def study_secret(root: Path) -> bytes:
         value = secrets.token_hex(32)
         out.write(value + "\n")
     return bytes.fromhex(value)
+
+
+def study_admin_token(root: Path) -> tuple[str | None, str]:
+    """The study's admin token and its digest: on first use a new token, whose digest is kept
+    in ``root/.heart-admin`` (mode 0600); after that only the digest is known (None for the
+    token), so the link printed the first time keeps working across restarts."""
+    path = root / ADMIN_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        digest = path.read_text(encoding="ascii", errors="replace").strip()
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise HeartError(
+                f"{path} holds no admin token digest; delete it and a new token is made"
+            ) from None
+        return None, digest
+    token = secrets.token_urlsafe(24)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(token_digest(token) + "\n")
+    return token, token_digest(token)
