@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from heart.generate import GenerationSummary
     from heart.items.adversarial import AdversarialSummary
     from heart.judging import JudgingPlan, JudgingSummary
+    from heart.people import PeoplePlan
     from heart.pipeline import DryRun, ItemsSummary, ReportSummary
     from heart.rationales.code import RationaleCodingSummary
     from heart.strategies.classify import ClassificationSummary
@@ -603,8 +604,39 @@ def _print_dry_run(plan: DryRun, budget: float | None) -> None:
     for note in plan.notes:
         say(f"  - {note}", soft_wrap=True)
     say(f"At most ${plan.max_cost_usd:.4f} in all.")
+    if plan.people is not None:
+        _print_people_plan(plan.people)
     if budget is not None and plan.max_cost_usd > budget:
         say(f"The budget of ${budget:g} stops this run before it ends.", style="yellow")
+
+
+def _print_people_plan(people: PeoplePlan) -> None:
+    """The people's seats per kind, the sessions they make, the time, and the crowd's cost."""
+    table = Table(title="people: the seats a run's items, pairs and replies give")
+    for col in ("work", "seats", "done", "left"):
+        table.add_column(col, justify="left" if col == "work" else "right")
+    for kind, seats in people.seats.items():
+        done = people.done.get(kind, 0)
+        table.add_row(kind, str(seats), str(done), str(max(0, seats - done)))
+    show(table)
+    say("Pairs that hold people's replies get their seats once those are written: not counted "
+        "here.", soft_wrap=True)  # fmt: skip
+    pace = f"{people.time.seconds:.0f} s a task, {people.time.text()}"
+    if people.sessions is None:
+        say(f"{people.left} tasks left, priced one by one (no people.tasks_per_person): "
+            f"{people.hours:.1f} hours of work at {pace}.", soft_wrap=True)  # fmt: skip
+    else:
+        say(f"{people.left} tasks left make {people.sessions} sessions of "
+            f"{people.tasks_per_session} tasks, {people.session_minutes:.0f} minutes each at "
+            f"{pace}: {people.hours:.1f} hours paid.", soft_wrap=True)  # fmt: skip
+    money = people.currency
+    if people.pay is None or people.fee is None or people.total is None:
+        say("Set people.pay_per_hour to price the crowd (and people.platform_fee, a third by "
+            "default on Prolific).", soft_wrap=True)  # fmt: skip
+        return
+    say(f"The crowd: {money}{people.pay:,.2f} pay + {money}{people.fee:,.2f} platform fee "
+        f"({people.fee_share:.0%}) = {money}{people.total:,.2f}, beside the models' cost "
+        "above.", soft_wrap=True)  # fmt: skip
 
 
 def _print_generation(summary: GenerationSummary, command: str) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from heart.capability import CapabilityIndex, index_path, read_capability_index
 from heart.config import STUDY_FILE, ModelSpec, PairDesign, bundle_study_file
@@ -47,9 +47,10 @@ from heart.release import (
     read_bundle,
     store_bundle,
 )
-from heart.store import SystemRow
+from heart.store import SystemRow, TaskRow
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, open_study, staged_study
+from heart.types import SystemKind
 
 if TYPE_CHECKING:  # the analyses and the report load only for the commands that need them
     from heart.analyses import (
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         StrategyReport,
     )
     from heart.frames import Rows
+    from heart.people import PeoplePlan
     from heart.report import StudyFacts
     from heart.verdicts import VerdictTable
 
@@ -145,6 +147,7 @@ class DryRun:
 
     stages: list[StagePlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    people: PeoplePlan | None = None  # the people's side, for a study with a human system
 
     @property
     def max_cost_usd(self) -> float:
@@ -553,6 +556,7 @@ def dry_run(
     counts its first tries (ratings and retries come on top)."""
     from heart.projection import judging_inputs, project, projected_rationales
 
+    whole = stages is None
     if stages is None:
         due: tuple[Stage, ...] = ("adversarial",) if _adversarial_due(study) else ()
         labels: tuple[Stage, ...] = ("strategies",) if study.config.strategies.classifier else ()
@@ -581,9 +585,13 @@ def dry_run(
     if {"judge", "strategies", "rationales"} & set(stages):
         plan.notes.extend(projection.reply_notes)
     coder_spec = study.config.rationales.coder if "rationales" in stages else None
-    if "judge" in stages or coder_spec is not None:
+    people = whole and any(s.kind is SystemKind.HUMAN for s in study.config.systems)
+    if "judge" in stages or coder_spec is not None or people:
         inputs = judging_inputs(study, projection)
         judging = plan_judging(study, inputs)
+    if people:
+        plan = replace(plan, people=_people_plan(study, len(projection.items), len(inputs.pairs),
+                                   len(projection.replies)))  # fmt: skip
     if "judge" in stages:
         guesses = [
             projection.reads_estimates(pair.item_id, shown.first, shown.second)
@@ -608,6 +616,21 @@ def dry_run(
                 )
         plan.stages.append(StagePlan("rationales", models))
     return plan
+
+
+def _people_plan(study: Study, items: int, pairs: int, replies: int) -> PeoplePlan:
+    """The people's seats for the projected study, what is done of them, and their price."""
+    from heart.people import price_people, projected_seats, task_time
+
+    spec = study.config.people
+    with study.store.session() as s:
+        done = dict(
+            s.execute(select(TaskRow.kind, func.count()).where(TaskRow.done).group_by(TaskRow.kind))
+            .tuples()
+            .all()
+        )
+    seats = projected_seats(spec, items, pairs, replies)
+    return price_people(spec, seats, done, task_time(study.store, spec))
 
 
 def export(study: Study, out: Path) -> dict[str, int]:

@@ -55,6 +55,7 @@ from heart.people._measures import (
     reading_floor,
     reading_floors,
 )
+from heart.people._price import PeoplePlan, price_people, projected_seats
 from heart.people._quality import (
     RaterQuality,
     exclude_if_flagged,
@@ -109,6 +110,7 @@ __all__ = [
     "RETURN",
     "RUN_LIMIT",
     "WRITE",
+    "PeoplePlan",
     "RaterFlag",
     "RaterMeasures",
     "RaterQuality",
@@ -138,6 +140,8 @@ __all__ = [
     "pending_nudges",
     "plain_text",
     "plan_text",
+    "price_people",
+    "projected_seats",
     "prolific_rater",
     "quality_cells",
     "quotas",
