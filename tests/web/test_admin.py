@@ -13,10 +13,11 @@ from collections.abc import Callable
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from heart.people import prolific_rater
 from heart.store import JudgeRow, JudgmentRow, RaterRow, TaskRow
 
 from ..strategy_rows import add_label
-from .conftest import ADMIN_TOKEN, WebStudy, hidden, lead_to, sign_in
+from .conftest import ADMIN_TOKEN, WebStudy, element, get_ready, hidden, lead_to, sign_in
 
 MakeStudy = Callable[..., WebStudy]
 
@@ -256,3 +257,45 @@ def test_no_disagreement_says_none(web_study: MakeStudy) -> None:
     admin = study.client(study.make_app())
     _admin(admin)
     assert '<p id="disagreements">None.</p>' in admin.get("/admin").text
+
+
+def test_a_raters_page_shows_their_work_and_reinstates_them_with_who_and_when(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=2, check_every=1, raters_per_pair=1, completion_code="C0DE")
+    app = study.make_app()
+    client = study.client(app)
+    client.get("/prolific?PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=sub-77&flow=judge")
+    get_ready(client)
+    rater = prolific_rater(study.store, "p1", "s1", "sub-77")
+    _judge_failing_attention(client, study, rater)  # two failed attention checks: excluded
+    admin = study.client(app)
+    _admin(admin)
+    assert f'href="/admin/raters/{rater}"' in admin.get("/admin").text
+    page = admin.get(f"/admin/raters/{rater}").text
+    assert element(page, "rater-excluded").startswith("attention (people.checks_to_exclude: 2)")
+    assert element(page, "rater-decision").startswith("return: failed 2 of 2 attention checks")
+    assert "ended: excluded" in element(page, "rater-session")
+    tasks = _row(page, "rater-tasks", "judge")
+    assert tasks[2:4] == ["gold", "no"] or tasks[2:4] == ["attention", "no"]
+    prolific = list(csv.DictReader(io.StringIO(admin.get("/admin/export/prolific.csv").text)))
+    assert [(r["submission_id"], r["rater"], r["action"], r["session"]) for r in prolific] == [
+        ("sub-77", rater, "return", "excluded")
+    ]
+    assert client.get(f"/admin/raters/{rater}").status_code == 403  # not for raters
+    form = {"csrf": hidden(page, "csrf"), "by": "Dr Lee"}
+    forged = admin.post(f"/admin/raters/{rater}/reinstate", data={**form, "csrf": "x"})
+    assert forged.status_code == 403
+    assert (
+        "Nothing was changed"
+        in admin.post(f"/admin/raters/{rater}/reinstate", data={**form, "by": " "}).text
+    )
+    done = admin.post(f"/admin/raters/{rater}/reinstate", data=form)
+    assert done.status_code == 303 and done.headers["location"] == f"/admin/raters/{rater}"
+    page = admin.get(f"/admin/raters/{rater}").text
+    assert element(page, "rater-excluded") == "Not excluded."
+    assert element(page, "rater-reinstated").startswith("Reinstated by Dr Lee, ")
+    assert 'id="reinstate-form"' not in page
+    quality = _quality(admin.get("/admin").text, rater)
+    assert quality["excluded"] == "" and quality["verdicts counted"] != "0"
+    assert admin.get("/admin/raters/r-nobody").status_code == 404

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 import heart
 from heart.cli import app
 from heart.people import invite
+from heart.store import RaterRow
 
 from ..servers import free_port, stop
 from .conftest import WebStudy, get_ready, heart_serve, hidden, write_study
@@ -259,3 +260,29 @@ def test_raters_list_shows_each_raters_measures_flags_and_decision(web_study: Ma
     (row,) = [line for line in listed.output.splitlines() if "invite" in line]
     # the pairs they judged went back to the pool; their checks stay theirs, as the evidence
     assert re.search(r"\binvite\b.*\b0\b.*\b0\b.*\b0\b.*3 of 4.*\b0\b.*\breturn\b", row)
+
+
+def test_raters_reinstate_brings_a_rater_back_and_says_what_was_cleared(
+    web_study: MakeStudy,
+) -> None:
+    study = web_study(items=1)
+    ((rater, _),) = invite(study.store, 1)
+    with study.store.session() as s:  # excluded as quality control records it
+        person = s.get_one(RaterRow, rater)
+        person.excluded_reason = "speed (people.exclude_flags): 20 of 20 too fast"
+        person.meta = {
+            **person.meta,
+            "at_exclusion": {"at": "x", "measures": {}, "flags": ["speed"]},
+        }
+    args = ["raters", "reinstate", rater, "--study", str(study.root)]
+    missing = runner.invoke(app, args)
+    assert missing.exit_code != 0 and "--by" in missing.output
+    done = runner.invoke(app, [*args, "--by", "Dr Lee"])
+    assert done.exit_code == 0, done.output
+    assert f"Reinstated {rater} (was excluded: speed" in " ".join(done.output.split())
+    again = runner.invoke(app, [*args, "--by", "Dr Lee"])
+    assert again.exit_code == 1  # a HeartError: the command line prints it as one line
+    assert str(again.exception) == f"rater {rater} is not excluded; nothing to reinstate"
+    with study.store.session() as s:
+        meta = s.get_one(RaterRow, rater).meta
+    assert meta["cleared"] == ["speed"] and meta["reinstated"][0]["by"] == "Dr Lee"
