@@ -494,8 +494,14 @@ class FlowStep(Strict):
     """One step of a session's flow: a kind of work, and the share of the session's tasks it
     takes (unset: an even part of what the steps with a share leave)."""
 
-    kind: WorkKind
-    share: float | None = Field(None, gt=0, le=1)
+    kind: WorkKind = Field(description="the kind of work: write, judge or label")
+    share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="the share of tasks_per_person this step takes (unset: an even part of "
+        "what the steps with a share leave)",
+    )
 
 
 def flow_steps(value: Any) -> Any:
