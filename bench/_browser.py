@@ -4,7 +4,7 @@ person, their cookies, GET and form POST, redirects not followed.
 A general client (httpx) spends about 3 ms of CPU on each request; with 200 people on a 2-core
 machine the crowd then took a third of a core from the server and its database, and the bench
 measured its own clients as much as the server. This one parses only what the bench reads: the
-status, the headers that set cookies or close the connection, and the body."""
+status, the headers that set cookies, close the connection or redirect, and the body."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ class Closed(Exception):
 class Answer:
     status: int
     text: str
+    location: str = ""  # where a redirect points
 
 
 @dataclass
@@ -95,7 +96,7 @@ class Browser:
                 self._keep_cookie(value)
         if named.get("connection", "").lower() == "close":
             self._close()
-        return Answer(int(status.split()[1]), text)
+        return Answer(int(status.split()[1]), text, named.get("location", ""))
 
     async def _body(self, headers: dict[str, str]) -> str:
         assert self._reader is not None

@@ -2,10 +2,10 @@
 over SQLite and once over PostgreSQL, then the assignment invariants checked in the store.
 
 Each person opens an invite link (a lean HTTP client of their own, bench/_browser.py, keeps
-the cookies and one connection, like a browser), writes replies until none is left for them,
-then judges pairs until none is left: GET the page, read the form's task handle and CSRF
-token, pause as if reading, POST the answer, follow the 303; first each one accepts the
-consent page and answers the practice pair.
+the cookies and one connection, like a browser) and goes where their session leads (the
+study's flow: writing, then judging), following its redirects until the finish page: GET the
+page, read the form's task handle and CSRF token, pause as if reading, POST the answer, follow
+the 303; first each one accepts the consent page and answers the practice pair.
 Attentive people pass the gold and attention checks; a careless few (5%, --careless) answer at
 random, and any of them whose answers earn an excluding flag (two failed attention checks, by
 default) is excluded and gets no more work, and the pairs they judged go back to the pool.
@@ -60,7 +60,7 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 sys.path.insert(0, str(ROOT))
 
-from _browser import Browser, Closed  # noqa: E402
+from _browser import Answer, Browser, Closed  # noqa: E402
 from tests.helpers import attentive_choice  # noqa: E402
 from tests.servers import free_port, stop  # noqa: E402
 
@@ -91,7 +91,6 @@ CARELESS = 0.05
 """The share of people who answer at random, checks included."""
 MODELS = ("model-a", "model-b", "model-c")
 CHOICES = ("A++", "A+", "=", "B+", "B++")
-NOTHING_LEFT = "Nothing left here"
 WORK_ROUTES = ("/write", "/judge")
 """The routes whose answers are work the store keeps (consent and practice are not)."""
 FIELD = re.compile(r'name="(task|csrf)" value="([^"]*)"')
@@ -278,7 +277,7 @@ async def act(
     host, port = base.removeprefix("http://").rsplit(":", 1)
     async with Browser(host, int(port)) as client:
 
-        async def call(method: str, path: str, route: str, **form: str | list[str]) -> str:
+        async def call(method: str, path: str, route: str, **form: str | list[str]) -> Answer:
             if person.requests >= max_requests:
                 raise Capped
             person.requests += 1
@@ -300,7 +299,7 @@ async def act(
             run.statuses[f"{method} {route} {response.status}"] += 1
             if method == "POST" and response.status == 303 and route in WORK_ROUTES:
                 person.submitted[route.strip("/")] += 1
-            return response.text
+            return response
 
         await asyncio.sleep(person.arrives)
         await call("GET", f"/invite/{person.token}", "/invite/{token}")
@@ -310,32 +309,38 @@ async def act(
             ("practice", {"choice": "B+", "rationale": "B listens."}),
         )
         for step, said in first_steps:
-            page = await call("GET", f"/{step}", f"/{step}")
+            page = (await call("GET", f"/{step}", f"/{step}")).text
             await call("POST", f"/{step}", f"/{step}", **dict(FIELD.findall(page)), **said)
-        for kind in ("write", "judge"):
-            while True:
-                page = await call("GET", f"/{kind}", f"/{kind}")
-                if NOTHING_LEFT in page:
-                    break
-                fields = dict(FIELD.findall(page))
-                if "task" not in fields or "csrf" not in fields:
-                    run.errors.append(f"{person.rater}: GET /{kind} had no form")
-                    return
-                if think:
-                    await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
-                if kind == "write":
-                    answer: dict[str, str | list[str]] = {
-                        "text": f"That sounds so hard. I'm glad you told me ({rng.random():.4f})."
-                    }
-                else:
-                    answer = {
-                        "choice": (None if person.careless else attentive_choice(page))
-                        or rng.choice(CHOICES),
-                        "rationale": "The first one listens.",
-                        "checklist": ["length", "format", "position"],
-                    }  # fmt: skip
-                await call("POST", f"/{kind}", f"/{kind}", **fields, **answer)
-        person.finished = True
+        # where the session leads, redirects followed as a browser does: writing, then judging,
+        # then the finish page
+        where = (await call("GET", "/next", "/next")).location
+        while where in WORK_ROUTES:
+            kind = where.strip("/")
+            shown = await call("GET", where, where)
+            if shown.status == 303:  # no more of this kind for them: on to the next step
+                where = shown.location
+                continue
+            page = shown.text
+            fields = dict(FIELD.findall(page))
+            if "task" not in fields or "csrf" not in fields:
+                run.errors.append(f"{person.rater}: GET /{kind} had no form")
+                return
+            if think:
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
+            if kind == "write":
+                answer: dict[str, str | list[str]] = {
+                    "text": f"That sounds so hard. I'm glad you told me ({rng.random():.4f})."
+                }
+            else:
+                answer = {
+                    "choice": (None if person.careless else attentive_choice(page))
+                    or rng.choice(CHOICES),
+                    "rationale": "The first one listens.",
+                    "checklist": ["length", "format", "position"],
+                }  # fmt: skip
+            sent = await call("POST", f"/{kind}", f"/{kind}", **fields, **answer)
+            where = sent.location if sent.status == 303 else where
+        person.finished = where == "/done"
 
 
 async def crowd(people: list[Person], base: str, run: Run, args: argparse.Namespace) -> None:

@@ -357,3 +357,17 @@ def test_the_default_consent_names_the_researcher_approval_age_and_pay(
     default = default_consent(PeopleSpec())
     assert "the study team that sent you the link" in default and "approved" not in default
     assert "18 or older" in default and "paid" not in default
+
+
+def test_a_break_is_suggested_every_break_every_tasks(web_study: MakeStudy) -> None:
+    study = web_study(items=2, break_every=2)  # six pairs
+    client = study.client(study.make_app())
+    sign_in(client, study.store, flow="judge")
+    shown = []
+    for n in range(5):
+        page = client.get("/judge").text
+        shown.append('id="break"' in page)
+        if n == 2:
+            assert element(page, "break").startswith("You have done 2 tasks: a good moment for")
+        _judge(client, page)
+    assert shown == [False, False, True, False, True]  # before the 3rd and the 5th task

@@ -124,6 +124,8 @@ def test_the_whole_journey_by_keyboard_on_a_phone_sized_screen(web_study: MakeSt
                 progress.append(page.inner_text("#task-progress"))
                 _tab_to(page, box)
                 page.keyboard.press("Space")
+                reply = page.locator("#reply").bounding_box()  # kept in view while ticking
+                assert reply and 0 <= reply["y"] < PHONE["height"] / 2, reply
                 shot(page, f"label-{n}")
                 _tab_to(page, "#task-form button[type=submit]")
                 _press(page, "Enter")
@@ -203,6 +205,8 @@ def test_the_first_steps_by_keyboard_with_javascript_off(web_study: MakeStudy) -
             assert page.inner_text("#saved").startswith("Saved")
             assert page.inner_text("#task-progress").startswith("Task 2 of 3")
             _fits(page)
+            height = page.evaluate("document.documentElement.scrollHeight")
+            assert height <= 2 * PHONE["height"], height  # two screens, without the script too
             page.screenshot(path=str(OUTPUT / "journey-nojs-judge-saved.png"), full_page=True)
         finally:
             browser.close()
