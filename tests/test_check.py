@@ -12,6 +12,7 @@ import pytest
 
 from heart import pipeline
 from heart.check import CheckFailed, Problem, check_study
+from heart.store._db import HEAD
 from heart.study import create_study, open_study
 
 from .fakes.fault_server import FaultServer
@@ -93,7 +94,7 @@ def test_a_ready_study_is_all_good_in_one_line(server: FaultServer, tmp_path: Pa
     assert out.returncode == 0
     assert out.stdout.splitlines() == [
         f"All good: {root}/study.yaml valid (2 systems, 1 judge); store "
-        f"sqlite:///{root.resolve()}/heart.db at schema 0012, 0 items; corpus "
+        f"sqlite:///{root.resolve()}/heart.db at schema {HEAD}, 0 items; corpus "
         f"{root}/esconv_demo.jsonl; 2 models at 1 endpoint, 1 API key variable checked."
     ]
     assert server.requests == []
@@ -145,7 +146,7 @@ def test_the_store_schema_is_read_never_changed(server: FaultServer, tmp_path: P
     older = heart("check", "--study", root, env=KEY)
     store = f"store sqlite:///{root.resolve()}/heart.db"
     assert older.stdout.splitlines()[0] == (
-        f"note: {store} has schema 0007; the next command upgrades it to 0012 (back it up first "
+        f"note: {store} has schema 0007; the next command upgrades it to {HEAD} (back it up first "
         "if an older heart must still read it)"
     )
     assert _revision(root) == "0007"  # the check did not migrate it
@@ -155,7 +156,7 @@ def test_the_store_schema_is_read_never_changed(server: FaultServer, tmp_path: P
     assert newer.returncode == 1
     assert newer.stdout.splitlines()[1] == (
         f"  {store}: has schema revision 0042, which this heart does not know (its newest is "
-        "0012): a newer heart-bench wrote it; upgrade heart-bench, or point store at this "
+        f"{HEAD}): a newer heart-bench wrote it; upgrade heart-bench, or point store at this "
         "study's own database"
     )
 

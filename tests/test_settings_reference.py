@@ -38,7 +38,8 @@ engine:
   budget_usd: 5
   endpoints:
     "http://127.0.0.1:9/v1": {concurrency: 2}
-people: {completion_code: C0DE, prolific_study: s1, tasks_per_person: 9}
+people:
+  {completion_code: C0DE, prolific_study: s1, tasks_per_person: 9, flow: [{write: 0.25}, judge]}
 strategies: {classifier: {provider: embedded}, completions: 4}
 rationales: {coder: {provider: embedded}}
 """

@@ -230,7 +230,7 @@ class _Walkthrough:
                 page.click("#start")
 
     def write_every_context(self, page: Any) -> None:
-        page.click("a[href='/write']")
+        page.click("#start-here")
         self._get_ready(page)
         written = 0
         while page.locator("#task-form").count():
@@ -244,7 +244,7 @@ class _Walkthrough:
         self.written = written
 
     def compare(self, page: Any, most: int | None = None) -> int:
-        page.click("a[href='/judge']")
+        page.click("#start-here")
         self._get_ready(page)
         answered = 0
         while page.locator("#task-form").count() and answered != most:

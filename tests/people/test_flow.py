@@ -9,8 +9,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from heart.config import FlowStep, PeopleSpec, parse_study
-from heart.errors import ConfigError
+from heart.config import FlowStep, PairsSpec, PeopleSpec, parse_study
+from heart.errors import ConfigError, TaskRefused
+from heart.judging import build_pairs
 from heart.people import (
     COMPLETE,
     EXCLUDED,
@@ -139,3 +140,24 @@ def test_task_time_is_the_stated_one_until_enough_tasks_are_timed(store: Store) 
             )  # fmt: skip
     pace = task_time(store, spec)
     assert (pace.seconds, pace.tasks, pace.measured) == (110.0, 21, True)
+
+
+def test_a_new_seat_lets_go_of_the_raters_unfinished_seats_of_other_kinds(store: Store) -> None:
+    """A session is at one kind at a time: a seat left open in another tab must not hold a
+    place of the per-person cap that the session's next task needs."""
+    seed_study(store, ("sysalpha", "sysbeta"), items=2, completions=True)
+    with store.session() as s:
+        s.merge(SystemRow(name="human", kind="human", family="human", spec={}))
+    build_pairs(store, PairsSpec(), seed=0)
+    spec = PeopleSpec(tasks_per_person=2, check_every=0)
+    sync_tasks(store, spec, seed=0)
+    ((rater, _),) = invite(store, 1)
+    _write_one(store, spec, rater, now=0.0)
+    stale = claim(store, rater, WRITE, now=10.0, seconds=600, cap=2)  # another tab, left open
+    assert stale is not None
+    judged = claim(store, rater, JUDGE, now=20.0, seconds=600, cap=2)  # the flow moved on
+    assert judged is not None  # the cap is 2: one done, and the stale seat no longer held
+    with store.session() as s:
+        assert s.get_one(TaskRow, stale).rater_id is None
+    with pytest.raises(TaskRefused, match="not assigned to you"):
+        submit_write(store, spec, rater, stale, "I hear how hard this week has been.", now=30)

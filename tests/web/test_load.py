@@ -29,7 +29,7 @@ MakeStudy = Callable[..., WebStudy]
 PEOPLE = 30
 """Browsers per entry path: as many as the app runs requests at once, and then some."""
 ADMINS = 5
-ROUNDS = 4
+ROUNDS = 6
 """Tasks each browser goes for: the rater's session of three, all browsers sharing it, is over
 by the last."""
 

@@ -60,7 +60,8 @@ def test_a_task_page_claims_reads_and_places_its_seat_in_five_statements(
     web_study: MakeStudy,
 ) -> None:
     """GET /judge: the rater with their steps (1), then in one transaction the claim, its page
-    and where the rater stands (4: the seat held, else one taken, its page, the standing). It
+    and where the rater stands (4: the seat held, else one taken after letting go of seats of
+    other kinds, its page, the standing). It
     took ten statements in six transactions when each lookup had its own."""
     study = web_study(items=2)
     app = study.make_app()
@@ -68,13 +69,16 @@ def test_a_task_page_claims_reads_and_places_its_seat_in_five_statements(
     sign_in(client, study.store, flow="judge")
     with counted(_app_store(app)) as work:
         page = client.get("/judge")
+    # on PostgreSQL one more: the claim waits for the rater's other claims (an advisory lock);
+    # and a new seat first lets go of the rater's unfinished seats of other kinds
+    held = 5 + (study.store.engine.dialect.name == "postgresql")
     assert page.status_code == 200 and 'name="choice"' in page.text
-    assert len(work.statements) == 5, work.statements
+    assert len(work.statements) == held + 1, work.statements
     assert work.transactions == 2
     with counted(_app_store(app)) as work:  # the same seat again, its claim renewed
         again = client.get("/judge")
     assert hidden(again.text, "task") == hidden(page.text, "task")
-    assert len(work.statements) == 5, work.statements
+    assert len(work.statements) == held, work.statements
     assert work.transactions == 2
 
 

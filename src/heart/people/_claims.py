@@ -9,6 +9,7 @@ the seat is still this rater's and not done; an expired seat someone else took i
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     CursorResult,
     and_,
@@ -169,11 +171,35 @@ _TAKE = (
     .returning(TaskRow.id)
     .execution_options(synchronize_session=False)
 )  # fmt: skip
+_LET_GO = (
+    update(TaskRow)
+    .where(TaskRow.rater_id == bindparam("p_rater"), ~TaskRow.done,
+           TaskRow.kind != bindparam("p_kind"))
+    .values(rater_id=None, expires_at=None, served_at=None)
+    .execution_options(synchronize_session=False)
+)  # fmt: skip
+"""Before a new seat is taken, the rater's unfinished seats of other kinds go back to the pool:
+a session is at one kind of work at a time, and a seat left open in another tab would hold a
+place of the per-person cap the session's next task needs (an answer to it is then refused as
+no longer theirs)."""
 _ANY_LEFT = (
     select(TaskRow.id)
     .where(TaskRow.kind == bindparam("p_kind"), _FREE, _UNTOUCHED, _ELIGIBLE, _NOT_OWN)
     .limit(1)
 )
+
+
+_ONE_CLAIM_AT_A_TIME = select(func.pg_advisory_xact_lock(bindparam("p_lock", type_=BigInteger)))
+"""On PostgreSQL, one rater's claims wait for each other (until the claim's transaction ends):
+two tabs claiming seats of two kinds at once would each see the per-person cap not reached yet.
+Answers never take this lock, so a claim waiting on a seat being answered cannot close a
+circle. (SQLite runs one write at a time anyway.)"""
+
+
+def _lock_key(params: dict[str, object]) -> int:
+    """The advisory lock of a rater's claims: a signed 64-bit number from their id."""
+    digest = hashlib.sha256(f"heart-claim\x1f{params['p_rater']}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def _held(connection: Connection, params: dict[str, object]) -> str | None:
@@ -203,9 +229,12 @@ def _claimed(
     for _ in range(20):
         try:
             with store.connection() as connection:
+                if connection.dialect.name == "postgresql":
+                    connection.execute(_ONE_CLAIM_AT_A_TIME, {"p_lock": _lock_key(params)})
                 held = _held(connection, params)
                 if held:
                     return then(connection, held)
+                connection.execute(_LET_GO, params)
                 taken = connection.execute(_TAKE, params).scalar()
                 if taken:
                     return then(connection, str(taken))
@@ -221,7 +250,8 @@ def claim(
 ) -> str | None:
     """The id of the seat ``rater`` holds for ``kind``: the unfinished one they already hold
     (its claim renewed), or a newly claimed free (or expired) seat on a target they have not
-    touched and that holds no reply they wrote. None when no work is left for them: none left
+    touched and that holds no reply they wrote (their unfinished seats of other kinds going
+    back to the pool first). None when no work is left for them: none left
     at all, ``cap`` tasks already taken, or excluded by quality control. Seats of the least
     filled targets go first."""
     return _claimed(store, _claim_params(rater, kind, now, seconds, cap), lambda _, seat: seat)

@@ -164,7 +164,14 @@ def _show(request: Request, kind: str) -> Response:
         return claimed is not None
 
     at = state_of(request, session, has_work)
-    if claimed is None or at.kind != kind:
+    if at.kind != kind:
+        return see_other(next_path(request, session, at))
+    if claimed is None:  # taken by others since the look that found it open: look again
+        at = state_of(request, session)
+        if at.kind == kind:  # still said to be open: no redirect to this same page
+            return message(request, 200, "Nothing free just now",
+                           "Every task of this kind is held by someone else for the moment. "
+                           "Wait a minute, then go on.", "/next")  # fmt: skip
         return see_other(next_path(request, session, at))
     saved = request.cookies.get(SAVED_COOKIE) is not None
     page = _page(request, session, claimed, saved=saved, flow=at)
