@@ -58,6 +58,22 @@ def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
     assert bad.exit_code != 0
 
 
+def _answer(server: subprocess.Popen[str], url: str) -> str:
+    """The page at ``url`` (cookies kept across its redirects) once the starting ``server``
+    answers, within a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.build_opener(urllib.request.HTTPCookieProcessor()).open(
+                url
+            ) as page:
+                assert page.status == 200
+                return str(page.read().decode())
+        except urllib.error.URLError:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.2)
+
+
 def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_across_restarts(
     tmp_path: Path,
 ) -> None:
@@ -80,16 +96,7 @@ def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_acros
         first = server.stdout.readline()
         match = re.fullmatch(rf"admin: (http://127\.0\.0\.1:{port}/admin\?token=\S+)\n", first)
         assert match, first
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as response:
-                    assert response.status == 200
-                    assert "open the personal link" in response.read().decode()
-                break
-            except urllib.error.URLError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.2)
+        assert "open the personal link" in _answer(server, f"http://127.0.0.1:{port}/")
         secret = root / ".heart-secret"
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
         assert len(bytes.fromhex(secret.read_text().strip())) == 32
@@ -111,17 +118,7 @@ def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_acros
         again = server.stdout.readline()
         assert again.startswith(f"admin: http://127.0.0.1:{port}/admin?token=<the token printed ")
         assert token not in again and "delete that file for a new one" in again
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.build_opener(urllib.request.HTTPCookieProcessor()).open(
-                    match.group(1)
-                ) as admin:
-                    assert admin.status == 200 and 'id="progress"' in admin.read().decode()
-                break
-            except urllib.error.URLError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.2)
+        assert 'id="progress"' in _answer(server, match.group(1))
     finally:
         stop(server)
 
