@@ -624,11 +624,10 @@ def _people_plan(study: Study, items: int, pairs: int, replies: int) -> PeoplePl
 
     spec = study.config.people
     with study.store.session() as s:
-        done = dict(
-            s.execute(select(TaskRow.kind, func.count()).where(TaskRow.done).group_by(TaskRow.kind))
-            .tuples()
-            .all()
+        rows = s.execute(
+            select(TaskRow.kind, func.count()).where(TaskRow.done).group_by(TaskRow.kind)
         )
+        done = {str(kind): int(n) for kind, n in rows}
     seats = projected_seats(spec, items, pairs, replies)
     return price_people(spec, seats, done, task_time(study.store, spec))
 

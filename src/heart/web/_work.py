@@ -166,7 +166,9 @@ def _show(request: Request, kind: str) -> Response:
     at = state_of(request, session, has_work)
     if at.kind != kind:
         return see_other(next_path(request, session, at))
-    if claimed is None:  # taken by others since the look that found it open: look again
+    if claimed is None:  # seats added by the look for new work, or taken by others meanwhile
+        claimed = _claim(state, session.rater, kind)
+    if claimed is None:
         at = state_of(request, session)
         if at.kind == kind:  # still said to be open: no redirect to this same page
             return message(request, 200, "Nothing free just now",
