@@ -98,6 +98,8 @@ def test_a_prolific_session_shows_the_code_only_once_its_fourth_task_is_saved(
                 assert page.locator("#completion-code").count() == 0
                 assert not page.is_visible(".keys-hint")  # no keyboard hints on a touch screen
                 assert not page.is_visible(".scale kbd")
+                shown = "e => getComputedStyle(e).display"  # each box of the checklist a line
+                assert page.eval_on_selector(".checklist label", shown) == "block"
                 heights[f"judge-{n}"] = _height(page)
                 assert _width(page) <= 390
                 _shot(page, f"phone-judge-{n}")
