@@ -58,6 +58,14 @@ def test_invite_prints_one_working_link_per_rater_and_list_shows_them(
     assert bad.exit_code != 0
 
 
+def _serve(root: Path, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`heart serve` on ``root`` in a subprocess, its output readable line by line."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+
+
 def _answer(server: subprocess.Popen[str], url: str) -> str:
     """The page at ``url`` (cookies kept across its redirects) once the starting ``server``
     answers, within a minute."""
@@ -87,10 +95,7 @@ def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_acros
     src = str(Path(heart.__file__).resolve().parents[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEART_")}
     env["PYTHONPATH"] = src
-    server = subprocess.Popen(
-        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+    server = _serve(root, port, env)
     try:
         assert server.stdout is not None
         first = server.stdout.readline()
@@ -109,10 +114,7 @@ def test_serve_prints_an_admin_link_keeps_its_secret_private_and_its_token_acros
         assert kept.read_text().strip() == hashlib.sha256(token.encode()).hexdigest()
     finally:
         stop(server)
-    server = subprocess.Popen(  # restarted: the same link works, and the token is not printed
-        [sys.executable, "-m", "heart", "serve", "--study", str(root), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+    server = _serve(root, port, env)  # restarted: the same link works, the token not printed
     try:
         assert server.stdout is not None
         again = server.stdout.readline()
