@@ -25,7 +25,7 @@ from heart.people import (
     rater_steps,
 )
 from heart.people import state_of as flow_state
-from heart.web._journey import SAVED_COOKIE, consent_current
+from heart.web._journey import SAVED_COOKIE, consent_current, practice_left
 from heart.web._session import RaterSession
 from heart.web._state import current_rater, render, see_other, web
 
@@ -37,9 +37,9 @@ RETURN_LINK = "https://app.prolific.com/submissions/complete?cc="
 """Prolific's page that completes a submission with the code that follows."""
 
 
-def practice_over(session: RaterSession, people: PeopleSpec) -> bool:
+def practice_over(request: Request, session: RaterSession) -> bool:
     """Whether the person has used every try at the practice pair without a right answer."""
-    return not session.practised and session.practice_tries >= people.practice_tries
+    return not session.practised and not practice_left(request, session)
 
 
 def state_of(
@@ -74,11 +74,7 @@ def next_path(request: Request, session: RaterSession, at: SessionState | None =
     if at.kind is None:
         return "/done"
     if at.kind == JUDGE and not session.practised:
-        return (
-            "/done"
-            if practice_over(session, web(request).study.config.people)
-            else ("/instructions")
-        )
+        return "/done" if practice_over(request, session) else "/instructions"
     return f"/{at.kind}"
 
 
@@ -87,8 +83,7 @@ def ending(request: Request, session: RaterSession) -> tuple[str | None, Session
     at = state_of(request, session)
     if at.kind is None:
         return at.ended, at
-    people = web(request).study.config.people
-    if at.kind == JUDGE and practice_over(session, people):
+    if at.kind == JUDGE and practice_over(request, session):
         return PRACTICE_FAILED, at
     return None, at
 
