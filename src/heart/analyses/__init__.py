@@ -10,6 +10,7 @@ from heart.analyses._agreement import (
     human_llm_agreement,
     rater_alpha,
 )
+from heart.analyses._assisted import ASSISTED, assisted_board
 from heart.analyses._audit import (
     JudgeAudit,
     VerdictCounts,
@@ -22,6 +23,7 @@ from heart.analyses._audit import (
 from heart.analyses._boards import (
     BEST_HUMAN,
     SOURCE_TITLES,
+    Assistance,
     Board,
     BoardAudit,
     Boards,
@@ -132,6 +134,7 @@ from heart.analyses._subsets import SubsetComparison, SubsetShift, compare_subse
 
 __all__ = [
     "ALL_ITEMS",
+    "ASSISTED",
     "BEST_HUMAN",
     "CLEAR_CONSENSUS",
     "DEFAULT_WARMTH",
@@ -154,6 +157,7 @@ __all__ = [
     "Ablation",
     "AdversarialReport",
     "AgreementReport",
+    "Assistance",
     "AxisScores",
     "AxisSummary",
     "Board",
@@ -203,6 +207,7 @@ __all__ = [
     "analyse_agreement",
     "analyse_rationales",
     "analyse_strategies",
+    "assisted_board",
     "audit_every_judge",
     "audit_judges",
     "axis_scores",

@@ -19,10 +19,17 @@ from heart.types import SystemKind
 
 Floats = npt.NDArray[np.float64]
 BEST_HUMAN = "Best human"
-SOURCE_TITLES: dict[str, str] = {"llm": "LLM judges", "human": "human raters", "all": "combined"}
+SOURCE_TITLES: dict[str, str] = {
+    "llm": "LLM judges",
+    "human": "human raters",
+    "all": "combined",
+    "assisted": "human raters helped by the LLM judges",
+}
+BoardSource = Literal["llm", "human", "all", "assisted"]
+"""Whose verdicts a board rates: a judge source, or people's with the judges' help."""
 
 
-def board_key(source: Source, subset: str) -> str:
+def board_key(source: BoardSource, subset: str) -> str:
     """The one name of a board in every CSV and in the API: ``llm-all``, ``human-regular``..."""
     return f"{source}-{subset}"
 
@@ -38,6 +45,29 @@ def board_title(key: str | None) -> str:
 
 
 @dataclass(frozen=True)
+class Assistance:
+    """What the LLM judges added to people's board (PPI++): the λ chosen (0: people alone),
+    the people's verdicts that were labelled points and those left out (no judge judged their
+    item-pair), the item-pairs the judges judged and their verdicts, the judges, the people's
+    verdicts the board was worth (people-alone variance over assisted variance, times the
+    labelled verdicts) and its mean interval width over people alone's on the same points."""
+
+    lam: float
+    labelled: int
+    left_out: int
+    unlabelled_pairs: int
+    judge_verdicts: int
+    judges: tuple[str, ...]
+    effective_verdicts: float
+    width_ratio: float
+
+    @property
+    def worth(self) -> float:
+        """How many more people's verdicts the judges' verdicts were worth."""
+        return self.effective_verdicts - self.labelled
+
+
+@dataclass(frozen=True)
 class Board:
     """One leaderboard of a study: whose verdicts, on which items.
 
@@ -46,10 +76,11 @@ class Board:
     selection and is shown apart from the ranked rows.
     """
 
-    source: Source
+    source: BoardSource
     subset: str
     leaderboard: Leaderboard
     best_human: Standing | None = None
+    assistance: Assistance | None = None  # the judge-assisted board's (source "assisted")
 
     @property
     def key(self) -> str:

@@ -86,6 +86,13 @@ from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
 from heart.stats._multiple import benjamini_hochberg, bonferroni_level
 from heart.stats._online_elo import online_elo
+from heart.stats._ppi import (
+    AssistedBootstrap,
+    assisted_matrix,
+    bootstrap_assisted,
+    fit_assisted,
+    power_tuned_lambda,
+)
 from heart.stats._proportions import wilson_interval
 from heart.stats._rates import RateDifference, rate_differences_by_conversation
 from heart.stats._share import Share
@@ -120,6 +127,7 @@ __all__ = [
     "SEPARATION_RIDGE",
     "STYLE_BOOTSTRAP_METHODS",
     "SYSTEM_BOOTSTRAP",
+    "AssistedBootstrap",
     "BootstrapResult",
     "BradleyTerryFit",
     "Candidate",
@@ -139,9 +147,11 @@ __all__ = [
     "StyleControlledFit",
     "StyleDesign",
     "alpha_if_dropped",
+    "assisted_matrix",
     "benjamini_hochberg",
     "bonferroni_level",
     "bootstrap_alpha_by_conversation",
+    "bootstrap_assisted",
     "bootstrap_by_conversation",
     "bootstrap_correlations_by_conversation",
     "bootstrap_krippendorff_alpha_by_conversation",
@@ -169,6 +179,7 @@ __all__ = [
     "f1_scores",
     "factor_scores",
     "few_conversations_factor",
+    "fit_assisted",
     "fit_bradley_terry",
     "fit_bradley_terry_batch",
     "fit_factor_analysis",
@@ -189,6 +200,7 @@ __all__ = [
     "parallel_analysis",
     "pearson_correlation",
     "percentile_interval",
+    "power_tuned_lambda",
     "random_correlation_eigenvalues",
     "rank_covariance",
     "rate_differences_by_conversation",
