@@ -5,6 +5,7 @@ above their view, people on a share of the item-pairs. Written as the board read
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ class Design:
     items_per_conversation: int = 4
     people_share: float = 0.10  # of item-pairs people judge
     raters_per_pair: int = 1
-    bias_elo: float = 100.0  # the judge's lift of the favoured system (index 1)
+    bias_elo: float = 100.0  # the judge's lift of the favoured system (index 1), as fitted
+    raters: int = 30  # people, each verdict by one of them
     judge_noise: float = 0.0  # share of the judge's verdicts that are coin flips
     judges: int = 1
 
@@ -54,12 +56,20 @@ def true_people_elo(design: Design, draws: int = 400_000, seed: int = 99) -> np.
     return np.asarray(elo_from_theta(fit_bradley_terry(wins * 1000).theta))
 
 
+@functools.cache
+def attenuation(design: Design) -> float:
+    """How much the items' own lean shrinks fitted Elo: the spread of people's true Elo over
+    the spread of their strengths (a bias is set on the fitted scale through it)."""
+    truth = true_people_elo(design)
+    return float(np.ptp(truth) / np.ptp(PEOPLE_ELO))
+
+
 def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
     """One study: every item-pair judged by the judges, a share of them by people."""
     theta = _people_theta()
     k = theta.size
     judge_theta = theta.copy()
-    judge_theta[1] += design.bias_elo / ELO_SCALE
+    judge_theta[1] += design.bias_elo / attenuation(design) / ELO_SCALE
     rows: dict[str, list[int]] = {n: [] for n in ("a", "b", "out", "judge", "conv", "item", "pair")}
     pair_id = 0
     n_items = design.conversations * design.items_per_conversation
@@ -78,10 +88,8 @@ def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
                     for j in range(design.judges)
                 ]  # fmt: skip
                 if rng.random() < design.people_share:
-                    verdicts += [
-                        (design.judges + r, rng.random() < people_p)
-                        for r in range(design.raters_per_pair)
-                    ]
+                    chosen = rng.choice(design.raters, design.raters_per_pair, replace=False)
+                    verdicts += [(design.judges + r, rng.random() < people_p) for r in chosen]
                 for judge, a_won in verdicts:
                     for name, value in zip(
                         rows, (a, b, 0 if a_won else 1, judge, c, item, pair_id), strict=True
@@ -90,7 +98,7 @@ def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
                 pair_id += 1
     arr = {name: np.asarray(values, dtype=np.int64) for name, values in rows.items()}
     n = arr["a"].size
-    raters = design.raters_per_pair
+    raters = design.raters
     return Comparisons(
         systems=list(NAMES),
         judges=[f"judge{j}" for j in range(design.judges)] + [f"rater{r}" for r in range(raters)],

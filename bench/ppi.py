@@ -20,7 +20,7 @@ import time
 import numpy as np
 from _people_and_judges import Design, simulate, true_people_elo
 
-from heart.analyses import assisted_board, build_board
+from heart.analyses import build_assisted_board, build_board
 
 
 def agreement(comparisons) -> float:  # type: ignore[no-untyped-def]
@@ -41,11 +41,15 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
     rng = np.random.default_rng(seed)
     covered = np.zeros(truth.size)
     judge_covered = np.zeros(truth.size)
+    alone_covered = np.zeros(truth.size)
+    alone_shown = np.zeros(truth.size)
     shown = np.zeros(truth.size)
     ratios, lams, agreements, effective = [], [], [], []
     for _ in range(studies):
         comparisons = simulate(design, rng)
-        board = assisted_board(comparisons, rounds=rounds, seed=int(rng.integers(1 << 30)))
+        board = build_assisted_board(
+            comparisons, "all", rounds=rounds, seed=int(rng.integers(1 << 30))
+        )
         assert board is not None and board.assistance is not None
         judge = build_board(
             comparisons.by_source("llm"), "llm", "all", rounds=rounds, ablations=False,
@@ -56,6 +60,15 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
             if np.isfinite(s.low):
                 shown[i] += 1
                 covered[i] += s.low <= truth[i] <= s.high
+        alone = build_board(
+            comparisons.by_source("human"), "human", "all", rounds=rounds, ablations=False,
+            axis_intervals=False,
+        )  # fmt: skip
+        for s in alone.leaderboard.standings:
+            i = int(s.system[1:])
+            if np.isfinite(s.low):
+                alone_shown[i] += 1
+                alone_covered[i] += s.low <= truth[i] <= s.high
         for s in judge.leaderboard.standings:
             i = int(s.system[1:])
             judge_covered[i] += s.low <= truth[i] <= s.high
@@ -64,7 +77,10 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
         effective.append(board.assistance.effective_verdicts / board.assistance.labelled)
         agreements.append(agreement(comparisons))
     coverage = covered / np.maximum(shown, 1)
+    alone_coverage = alone_covered / np.maximum(alone_shown, 1)
     return {
+        "alone_min": float(alone_coverage.min()),
+        "alone_max": float(alone_coverage.max()),
         "coverage_min": float(coverage.min()),
         "coverage_max": float(coverage.max()),
         "coverage_favoured": float(coverage[1]),
@@ -98,7 +114,8 @@ def main() -> None:
             f"{r['effective_share']:.2f}, coverage of people's true Elo "
             f"{r['coverage_min']:.1%}–{r['coverage_max']:.1%} (favoured system "
             f"{r['coverage_favoured']:.1%}; the judge's own board covers it in "
-            f"{r['judge_coverage_favoured']:.1%})",
+            f"{r['judge_coverage_favoured']:.1%}; people alone cover "
+            f"{r['alone_min']:.1%}–{r['alone_max']:.1%})",
             flush=True,
         )
     print(f"({args.studies} studies per setting, {args.rounds} rounds each, "

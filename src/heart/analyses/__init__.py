@@ -10,7 +10,7 @@ from heart.analyses._agreement import (
     human_llm_agreement,
     rater_alpha,
 )
-from heart.analyses._assisted import ASSISTED, assisted_board
+from heart.analyses._assisted import ASSISTED, Assistance, assisted_board
 from heart.analyses._audit import (
     JudgeAudit,
     VerdictCounts,
@@ -23,7 +23,6 @@ from heart.analyses._audit import (
 from heart.analyses._boards import (
     BEST_HUMAN,
     SOURCE_TITLES,
-    Assistance,
     Board,
     BoardAudit,
     Boards,
@@ -31,6 +30,7 @@ from heart.analyses._boards import (
     board_audit,
     board_key,
     board_title,
+    build_assisted_board,
     build_board,
     build_boards,
 )
@@ -68,6 +68,13 @@ from heart.analyses._hostility import (
     ProfileOutcome,
     RaterCheck,
     adversarial_report,
+)
+from heart.analyses._judges_people import (
+    TOGETHER,
+    JudgeVsPeople,
+    SystemGap,
+    judges_against_people,
+    kendall_tau_rows,
 )
 from heart.analyses._labels import human_consensus
 from heart.analyses._latency import (
@@ -154,6 +161,7 @@ __all__ = [
     "REALTIME_MS",
     "SOURCE_TITLES",
     "STYLE_FEATURES",
+    "TOGETHER",
     "Ablation",
     "AdversarialReport",
     "AgreementReport",
@@ -178,6 +186,7 @@ __all__ = [
     "GateVerdict",
     "IntervalEstimate",
     "JudgeAudit",
+    "JudgeVsPeople",
     "KeptHostility",
     "LatencyPoint",
     "LatencyReport",
@@ -199,6 +208,7 @@ __all__ = [
     "SubsetComparison",
     "SubsetShift",
     "SystemFactorScores",
+    "SystemGap",
     "SystemLatency",
     "UsageGap",
     "VerdictCounts",
@@ -215,6 +225,7 @@ __all__ = [
     "board_audit",
     "board_key",
     "board_title",
+    "build_assisted_board",
     "build_board",
     "build_boards",
     "build_leaderboard",
@@ -233,6 +244,8 @@ __all__ = [
     "human_consensus",
     "human_llm_agreement",
     "judge_votes",
+    "judges_against_people",
+    "kendall_tau_rows",
     "latency_report",
     "load_comparisons",
     "load_reply_texts",

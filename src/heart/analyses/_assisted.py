@@ -5,10 +5,11 @@ judged and taken out, so the board keeps people's estimand."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from heart.analyses._boards import Assistance, Board
 from heart.analyses._comparisons import Comparisons
 from heart.analyses._leaderboard import (
     INTERVAL_CONVERSATIONS,
@@ -33,22 +34,45 @@ from heart.stats import (
 )
 from heart.types import Axis
 
-ASSISTED = "assisted"
+ASSISTED: Literal["assisted"] = "assisted"
 """The source name of the judge-assisted board (its key: ``assisted-all``...)."""
+
+
+@dataclass(frozen=True)
+class Assistance:
+    """What the LLM judges added to people's board (PPI++): the λ chosen (0: people alone),
+    the people's verdicts that were labelled points and those left out (no judge judged their
+    item-pair), the item-pairs the judges judged and their verdicts, the judges, the people's
+    verdicts the board was worth (people-alone variance over assisted variance, times the
+    labelled verdicts) and its mean interval width over people alone's on the same points."""
+
+    lam: float
+    labelled: int
+    left_out: int
+    unlabelled_pairs: int
+    judge_verdicts: int
+    judges: tuple[str, ...]
+    effective_verdicts: float
+    width_ratio: float
+
+    @property
+    def worth(self) -> float:
+        """How many more people's verdicts the judges' verdicts were worth."""
+        return self.effective_verdicts - self.labelled
 
 
 def assisted_board(
     comparisons: Comparisons,
-    subset: str = "all",
     *,
     rounds: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     rule: EvidenceRule | None = None,
-) -> Board | None:
-    """People's board with the judges' help, on ``comparisons`` (every source, already on
-    ``subset`` items), or None when there is nothing to assist (no people's verdict on an
-    item-pair an LLM judge judged, or fewer than two systems among them).
+) -> tuple[Leaderboard, Assistance] | None:
+    """People's board with the judges' help, and what the judges added, on ``comparisons``
+    (every source, already on the items of one subset), or None when there is nothing to
+    assist (no people's verdict on an item-pair an LLM judge judged, or fewer than two systems
+    among them).
 
     Labelled points: people's counted verdicts on item-pairs an LLM judge judged, outcome y and
     the boards' weight, prediction f the judges' mean outcome on that item-pair. Unlabelled:
@@ -163,4 +187,4 @@ def assisted_board(
         if widths.size and alone_widths.mean() > 0
         else math.nan,
     )
-    return Board(ASSISTED, subset, board, assistance=assistance)
+    return board, assistance

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from heart.analyses._assisted import ASSISTED, Assistance, assisted_board
 from heart.analyses._audit import JudgeAudit
 from heart.analyses._comparisons import Comparisons, Source
 from heart.analyses._leaderboard import EvidenceRule, Leaderboard, Standing, build_leaderboard
@@ -45,29 +46,6 @@ def board_title(key: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class Assistance:
-    """What the LLM judges added to people's board (PPI++): the λ chosen (0: people alone),
-    the people's verdicts that were labelled points and those left out (no judge judged their
-    item-pair), the item-pairs the judges judged and their verdicts, the judges, the people's
-    verdicts the board was worth (people-alone variance over assisted variance, times the
-    labelled verdicts) and its mean interval width over people alone's on the same points."""
-
-    lam: float
-    labelled: int
-    left_out: int
-    unlabelled_pairs: int
-    judge_verdicts: int
-    judges: tuple[str, ...]
-    effective_verdicts: float
-    width_ratio: float
-
-    @property
-    def worth(self) -> float:
-        """How many more people's verdicts the judges' verdicts were worth."""
-        return self.effective_verdicts - self.labelled
-
-
-@dataclass(frozen=True)
 class Board:
     """One leaderboard of a study: whose verdicts, on which items.
 
@@ -80,7 +58,7 @@ class Board:
     subset: str
     leaderboard: Leaderboard
     best_human: Standing | None = None
-    assistance: Assistance | None = None  # the judge-assisted board's (source "assisted")
+    assistance: Assistance | None = None  # what the judges added (the "assisted" board only)
 
     @property
     def key(self) -> str:
@@ -242,6 +220,25 @@ def build_board(
     return Board(source, subset, board, best_standing)
 
 
+def build_assisted_board(
+    comparisons: Comparisons,
+    subset: str,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    rule: EvidenceRule | None = None,
+) -> Board | None:
+    """People's board on ``subset`` items with the LLM judges' help (``assisted_board``;
+    ``comparisons``: every source, on those items), or None when no people's verdict is on an
+    item-pair a judge judged."""
+    fitted = assisted_board(comparisons, rounds=rounds, seed=seed, level=level, rule=rule)
+    if fitted is None:
+        return None
+    board, assistance = fitted
+    return Board(ASSISTED, subset, board, assistance=assistance)
+
+
 def build_boards(
     comparisons: Comparisons,
     *,
@@ -290,4 +287,14 @@ def build_boards(
                         or (axis_intervals == "main" and not boards),
                     )
                 )
+                assisted = (
+                    build_assisted_board(
+                        comparisons.by_subset(subset), subset, rounds=rounds, seed=seed,
+                        level=level, rule=rule,
+                    )
+                    if source == "human"
+                    else None
+                )  # fmt: skip
+                if assisted is not None:
+                    boards.append(assisted)
     return boards
