@@ -57,10 +57,16 @@ def test_boards_cover_every_source_and_subset(seeded: Store) -> None:
     boards = build_boards(load_comparisons(seeded, source="all"), rounds=50)
     keys = [b.key for b in boards]
     assert keys == [
-        "llm-all", "llm-adversarial", "llm-regular",
-        "human-all", "human-adversarial", "human-regular",
-        "all-all", "all-adversarial", "all-regular",
-    ]  # fmt: skip
+        "llm-all",
+        "llm-adversarial",
+        "llm-regular",
+        "human-all",
+        "human-adversarial",
+        "human-regular",
+        "all-all",
+        "all-adversarial",
+        "all-regular",
+    ]  # fmt: skip (no judge-assisted board: people judged every pair the judge did)
     main = boards[0]
     assert main.title == "LLM judges, all items"
     assert main.leaderboard.comparisons == 6 * (3 + 3 + 1)

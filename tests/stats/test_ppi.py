@@ -96,13 +96,12 @@ def test_the_matrix_scales_the_judges_points_to_the_peoples_weight() -> None:
 def test_power_tuning_trusts_good_predictions_and_ignores_coin_flips() -> None:
     good, _ = _stacks(7, noise=0.05)
     assert power_tuned_lambda(*good) > 0.7
+    (y, _, _), (a, b, _, _, w, ua, ub, _) = _stacks(8)
     rng = np.random.default_rng(8)
-    (y, _, fu), (a, b, *_rest, w, _ua, _ub, _uf) = _stacks(8)
-    conv = rng.integers(0, 40, a.size)
-    coin = _matrices(a, b, np.full(a.size, 0.5), w, conv, 40)
-    assert power_tuned_lambda(y, coin, _matrices(_ua, _ub, np.full(_ua.size, 0.5),
-                                                 np.ones(_ua.size), rng.integers(0, 40, _ua.size),
-                                                 40)) < 0.05  # fmt: skip
+    coin = _matrices(a, b, np.full(a.size, 0.5), w, rng.integers(0, 40, a.size), 40)
+    everywhere = _matrices(ua, ub, np.full(ua.size, 0.5), np.ones(ua.size),
+                           rng.integers(0, 40, ua.size), 40)  # fmt: skip
+    assert power_tuned_lambda(y, coin, everywhere) < 0.05
 
 
 def test_no_judges_means_people_alone() -> None:

@@ -71,8 +71,8 @@ def assisted_board(
 ) -> tuple[Leaderboard, Assistance] | None:
     """People's board with the judges' help, and what the judges added, on ``comparisons``
     (every source, already on the items of one subset), or None when there is nothing to
-    assist (no people's verdict on an item-pair an LLM judge judged, or fewer than two systems
-    among them).
+    assist: no people's verdict on an item-pair an LLM judge judged, fewer than two systems
+    among them, or no item-pair that only the judges judged (then they would add nothing).
 
     Labelled points: people's counted verdicts on item-pairs an LLM judge judged, outcome y and
     the boards' weight, prediction f the judges' mean outcome on that item-pair. Unlabelled:
@@ -99,6 +99,10 @@ def assisted_board(
     _, at = np.unique(np.where(llm, mine.pair, -1), return_index=True)
     first[at] = True
     unlabelled = first & llm & seen[mine.a] & seen[mine.b]
+    heard = np.zeros(int(mine.pair.max()) + 1, dtype=bool)
+    heard[mine.pair[labelled]] = True
+    if heard[mine.pair[unlabelled]].all():
+        return None  # people judged every item-pair the judges did: nothing to add
     y_share = A_SHARE[mine.outcome[labelled]]
     weight = mine.strength[labelled]
     stacks = (
@@ -139,7 +143,9 @@ def assisted_board(
             family=people_only.system_families[i], elo=float(elo[i]), low=float(low[i]),
             high=float(high[i]), robust_low=math.nan, robust_high=math.nan, paper_low=math.nan,
             paper_high=math.nan, comparisons=int(n_i[i]), win_rate=float(shares[i]),
-            axis_win_rates=dict(nan_axes), axis_elo=dict(nan_axes),
+            axis_win_rates=dict(nan_axes), axis_elo=dict(nan_axes), axis_low=dict(nan_axes),
+            axis_high=dict(nan_axes), axis_comparisons=dict.fromkeys(nan_axes, 0),
+            axis_conversations=dict.fromkeys(nan_axes, 0),
             conversations=int(evidence.conversations[i]), opponents=int(evidence.opponents[i]),
             judges=int(evidence.judges[i]), rank=int(ranks[i]),
             preliminary=_reasons(int(n_i[i]), int(evidence.conversations[i]),

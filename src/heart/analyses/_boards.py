@@ -74,7 +74,8 @@ class Board:
         """One flat row per system (see ``Leaderboard.to_pandas``) with the board's ``key``, and
         the Best human last, marked ``best_human`` (selection-biased: not ranked with the
         others)."""
-        rows = [{"board": self.key, **flat(s), "best_human": False}
+        help_ = {} if self.assistance is None else {"lambda": self.assistance.lam}
+        rows = [{"board": self.key, **flat(s), "best_human": False, **help_}
                 for s in self.leaderboard.standings]  # fmt: skip
         if self.best_human is not None:
             rows.append({"board": self.key, **flat(self.best_human), "best_human": True})

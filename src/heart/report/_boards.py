@@ -13,6 +13,7 @@ import numpy as np
 from heart.analyses import (
     BEST_HUMAN,
     INTERVAL_CONVERSATIONS,
+    Assistance,
     Board,
     JudgeAudit,
     LatencyReport,
@@ -315,6 +316,8 @@ def board_tables(
     """Every table of one board, the leaderboard first (with a median-TTFT column when systems
     have timings), then its five-axis profile (axes judged by a judge ``audits`` flags
     marked)."""
+    if board.assistance is not None:  # people's overall preference only: no axes, no ablations
+        return [board_table(board), head_to_head_table(board), differences_table(board)]
     style = style_table(board)
     return [
         with_ttft(board_table(board), latency),
@@ -357,9 +360,50 @@ def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Sectio
             )
         )  # fmt: skip
     method = [board_method(board)] + ([STYLE_METHOD] if board.leaderboard.style else [])
+    if board.assistance is not None:
+        method.append(ASSISTED_METHOD)
     blocks = [*method, *figures, *others]
     detail = Details(board_detail(board, main), blocks, f"more-{board.key}")
-    return Section(board.key, board.title, [first, detail])
+    lead: list[Block] = [] if board.assistance is None else [assistance_text(board.assistance)]
+    return Section(board.key, board.title, [*lead, first, detail])
+
+
+ASSISTED_METHOD = (
+    "How the judges help. Prediction-powered inference (PPI++): every people's verdict on an "
+    "item-pair an LLM judge also judged is a labelled point, its prediction the judges' mean "
+    "outcome on that item-pair (ties half); every item-pair the judges judged, between systems "
+    "people compared, is an unlabelled point with that prediction as its outcome. The fit "
+    "minimises people's Bradley–Terry loss plus λ times the judges' loss on all item-pairs "
+    "minus their loss on the people's: what the judges get wrong where people also judged is "
+    "measured and taken out, so the board estimates people's Elo, not the judges'. λ (0 to 1) "
+    "is chosen to make the intervals narrowest, with conversations as clusters; 0 is people "
+    "alone. Intervals resample conversations, people's and judges' points together, with λ "
+    "held at its value. Exact when the weight of a people's verdict does not depend on which "
+    "item-pair it is."
+)
+
+
+def assistance_text(help_: Assistance) -> str:
+    """What the judges added to people's board, in words."""
+    judges = ", ".join(help_.judges)
+    text = (
+        f"People's verdicts with the LLM judges' help: λ = {help_.lam:.2f} (0 would be people "
+        f"alone), from {help_.judge_verdicts} verdicts by {judges} on {help_.unlabelled_pairs} "
+        f"item-pairs and {help_.labelled} people's verdicts on item-pairs they also judged."
+    )
+    if math.isfinite(help_.effective_verdicts) and help_.worth >= 0.5:
+        text += (
+            f" The judges' verdicts were worth about {help_.worth:.0f} more people's verdicts "
+            f"(intervals {pct(help_.width_ratio)} as wide as people's alone on the same points)."
+        )
+    elif math.isfinite(help_.effective_verdicts):
+        text += " The judges' verdicts did not narrow people's intervals."
+    if help_.left_out:
+        text += (
+            f" {help_.left_out} people's verdicts are on item-pairs no LLM judge judged and are "
+            "left out of this board (the people's board counts them)."
+        )
+    return text
 
 
 def board_sections(facts: StudyFacts) -> list[Section]:
@@ -381,7 +425,7 @@ BOARD_HEADER = [
     "robust_high", "paper_low", "paper_high", "comparisons", "conversations", "opponents",
     "judges", "preliminary", "preliminary_reasons", "audit", "flagged_judges", "win_rate",
     *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
-    "composite_elo", "composite_low", "composite_high",
+    "composite_elo", "composite_low", "composite_high", "lambda", "effective_verdicts",
 ]  # fmt: skip
 
 
@@ -397,6 +441,8 @@ def board_rows(
     if board.best_human is not None:
         ranked.append(("†", board.best_human))
     audit = board_audit(board, audits)
+    help_ = board.assistance
+    assisted: list[Cell] = [None, None] if help_ is None else [help_.lam, help_.effective_verdicts]
     return [
         [
             board.key, rank, s.system, s.kind, s.family, s.elo, s.low, s.high, s.robust_low,
@@ -404,7 +450,7 @@ def board_rows(
             s.opponents, s.judges, bool(s.preliminary), "; ".join(s.preliminary), audit.verdict,
             ";".join(audit.flagged), s.win_rate, *(s.axis_win_rates[a] for a in AXES),
             *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system), s.composite_elo,
-            s.composite_low, s.composite_high,
+            s.composite_low, s.composite_high, *assisted,
         ]
         for rank, s in ranked
     ]  # fmt: skip

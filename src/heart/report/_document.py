@@ -14,6 +14,7 @@ from heart.report._audit import audit_files, audit_section
 from heart.report._boards import board_files, board_sections
 from heart.report._factors import factor_files, factor_section
 from heart.report._facts import StudyFacts
+from heart.report._judges_people import judges_people_files, judges_people_section
 from heart.report._latency import latency_files, latency_section
 from heart.report._overview import about, board_warning, first_screen
 from heart.report._rationales import rationale_files, rationale_section
@@ -24,6 +25,7 @@ from heart.report._study import study_section
 SECTIONS: list[Callable[[StudyFacts], Section]] = [
     audit_section,
     agreement_section,
+    judges_people_section,
     adversarial_section,
     rationale_section,
     strategy_section,
@@ -37,6 +39,7 @@ FILES: list[Callable[[StudyFacts], dict[str, str]]] = [
     board_files,
     audit_files,
     agreement_files,
+    judges_people_files,
     factor_files,
     adversarial_files,
     strategy_files,

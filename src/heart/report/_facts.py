@@ -16,6 +16,7 @@ from heart.analyses import (
     Comparisons,
     FactorStructure,
     JudgeAudit,
+    JudgeVsPeople,
     LatencyReport,
     Leaderboard,
     RationaleReport,
@@ -30,6 +31,7 @@ from heart.analyses import (
     capability_report,
     compare_subsets,
     factor_structure,
+    judges_against_people,
     latency_report,
     load_comparisons,
     system_latencies,
@@ -79,6 +81,7 @@ class StudyFacts:
     boards: list[Board]
     agreement: AgreementReport | None = None
     audit: list[JudgeAudit] = field(default_factory=list)  # every judge and rater, LLM first
+    judges_vs_people: list[JudgeVsPeople] = field(default_factory=list)  # per LLM judge
     left_out: dict[str, int] = field(default_factory=dict)  # reason -> judgments not counted
     adversarial: AdversarialReport | None = None  # what the adversarial stage made
     factors: FactorStructure | None = None  # the HEART axes' factor structure (LLM judges)
@@ -195,6 +198,9 @@ def _facts(
         boards=_boards(study, comparisons),
         agreement=analyse_agreement(comparisons, rounds=rounds, seed=seed, level=level),
         audit=audit_judges(comparisons, verdict_counts(study.store), level),
+        judges_vs_people=judges_against_people(
+            comparisons, rounds=rounds, seed=seed, level=level, rule=study.evidence_rule()
+        ),
         raters=review_quality(study.store, study.config.people, act=False),
         rubric_shown=study.config.people.show_rubric,
         left_out=left_out_judgments(study.store),

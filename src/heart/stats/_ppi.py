@@ -127,7 +127,8 @@ def power_tuned_lambda(
     B_c = ∇ of its unlabelled f-loss over N minus ∇ of its labelled f-loss over n. θ̂(λ)'s
     covariance is H⁺ Σ_c (A_c + λB_c)(A_c + λB_c)ᵀ H⁺ (centred over conversations), H people's
     Hessian over n; its trace is least at λ = −tr(H⁺ S_AB H⁺)/tr(H⁺ S_BB H⁺), clipped to
-    [0, 1]. Zero when the judges predict nothing (no unlabelled weight, or no spread in B)."""
+    [0, 1]. Zero when the judges predict nothing (no unlabelled weight, or no spread in B: say
+    people judged every item-pair the judges did, as often each)."""
     y, fl, fu = _stack(labelled_y, labelled_f, unlabelled_f)
     n, big_n = y.sum(), fu.sum()
     if n <= 0 or big_n <= 0 or y.shape[0] < 2:
@@ -146,10 +147,11 @@ def power_tuned_lambda(
     sab = a.T @ b
     sbb = b.T @ b
     denominator = float(np.trace(bread @ sbb @ bread))
-    if not np.isfinite(denominator) or denominator <= 0:
-        return 0.0
+    scale = float(np.trace(bread @ (a.T @ a) @ bread))
+    if not np.isfinite(denominator) or denominator <= 1e-12 * max(scale, 1e-300):
+        return 0.0  # the judges' points repeat people's own: nothing to learn from them
     numerator = float(np.trace(bread @ (sab + sab.T) @ bread)) / 2.0
-    return float(np.clip(-numerator / denominator, 0.0, 1.0))
+    return float(np.clip(-numerator / denominator, 0.0, 1.0)) + 0.0  # never -0.0
 
 
 def bootstrap_assisted(
