@@ -831,20 +831,24 @@ def rationales(
 @judges_app.command("audit")
 def judges_audit(study: StudyOption = Path(".")) -> None:
     """Per judge and rater (LLM judges and people, collected by heart or imported): flip rate,
-    first-position, longer-reply, control and own-family shares.
+    first-position, longer-reply, control and own-family shares; then, per LLM judge that judged
+    item-pairs people judged too, the systems it rates above or below people beyond noise.
 
     Exits with status 1 when a judge or a rater is flagged unreliable, so scripts can stop on it;
     the message names the people among them apart.
     """
-    from heart.pipeline import audit
-    from heart.report import terminal_audit
+    from heart.pipeline import audit, judges_vs_people
+    from heart.report import tau_text, terminal_audit
 
     with _study(study) as s:
         audits = audit(s)
+        against = judges_vs_people(s) if audits else []
     if not audits:
         say("No valid verdicts yet: run `heart judge`, or import judgments, first.")
         return
     show(terminal_audit(audits))
+    for found in against:  # where each judge parts from people, system by system
+        say(f"{found.sentence()} Orders: {tau_text(found)}.", soft_wrap=True)
     judges = [a.judge for a in audits if a.flagged and not a.person]
     people = [a.judge for a in audits if a.flagged and a.person]
     if judges:
@@ -868,7 +872,11 @@ def judges_audit(study: StudyOption = Path(".")) -> None:
 def leaderboard(
     study: StudyOption = Path("."),
     judges: Annotated[
-        str, typer.Option(help="Whose verdicts: 'llm' judges, 'human' raters, or 'all'.")
+        str,
+        typer.Option(
+            help="Whose verdicts: 'llm' judges, 'human' raters, 'all', or 'assisted' (people's "
+            "verdicts with the LLM judges' help: prediction-powered, people's estimand)."
+        ),
     ] = "llm",
     subset: Annotated[
         str, typer.Option(help="Which items: 'all', 'regular' or 'adversarial'.")
@@ -891,9 +899,11 @@ def leaderboard(
     and interval."""
     from heart.report import gather_boards, terminal_conclusions, terminal_profile, terminal_table
 
-    if judges not in ("llm", "human", "all") or subset not in ("all", "regular", "adversarial"):
+    sources = ("llm", "human", "all", "assisted")
+    if judges not in sources or subset not in ("all", "regular", "adversarial"):
         raise HeartError(
-            f"--judges must be llm, human or all and --subset all, regular or adversarial; "
+            f"--judges must be llm, human, all or assisted and --subset all, regular or "
+            "adversarial; "
             f"got --judges {judges} --subset {subset}"
         )
     with _study(study) as s:

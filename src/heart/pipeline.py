@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         FactorStructure,
         GateVerdict,
         JudgeAudit,
+        JudgeVsPeople,
         LatencyReport,
         Leaderboard,
         RationaleReport,
@@ -245,6 +246,19 @@ def audit(study: Study) -> Rows[JudgeAudit]:
     from heart.frames import Rows
 
     return Rows(audit_every_judge(study.store, study.config.ratings.level))
+
+
+def judges_vs_people(study: Study) -> list[JudgeVsPeople]:
+    """Each LLM judge (and the judges together) against people, system by system, on the
+    item-pairs both judged: both Elo, the gap with its paired conversation-bootstrap interval,
+    Kendall τ between the orders (``.sentence()`` says it in words); empty without an overlap."""
+    from heart.analyses import judges_against_people, load_comparisons
+
+    ratings = study.config.ratings
+    return judges_against_people(
+        load_comparisons(study.store, source="all"), rounds=ratings.bootstrap_rounds,
+        seed=study.config.seed, level=ratings.level, rule=study.evidence_rule(),
+    )  # fmt: skip
 
 
 def verdicts(study: Study) -> VerdictTable:

@@ -1,7 +1,8 @@
 """The report: every board, the judge audit, agreement, the analyses and study provenance, as
 one self-contained HTML file, Markdown and CSV tables, and terminal tables.
 
-One module per section (``_boards``, ``_audit``, ``_agreement``, ``_adversarial``,
+One module per section (``_boards``, ``_audit``, ``_agreement``, ``_judges_people``,
+``_adversarial``,
 ``_rationales``, ``_strategies``, ``_factors``, ``_latency``, ``_study``) owns its tables,
 figures and CSV files, over a small core (``_table``, ``_section``, ``_csv``, ``_figures``,
 ``_markdown``, ``_folder``); ``_document`` puts the sections in reading order, and
@@ -21,6 +22,7 @@ from heart.report._facts import (
     gather_facts,
     strategy_report,
 )
+from heart.report._judges_people import tau_text
 from heart.report._overview import board_warning
 from heart.report._terminal import (
     terminal_audit,
@@ -45,6 +47,7 @@ __all__ = [
     "render_markdown",
     "report_aside",
     "strategy_report",
+    "tau_text",
     "terminal_audit",
     "terminal_conclusions",
     "terminal_profile",

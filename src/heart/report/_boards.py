@@ -45,6 +45,7 @@ from heart.report._table import (
     interval,
     num,
     pct,
+    pick_columns,
 )
 
 
@@ -139,7 +140,12 @@ def board_table(board: Board) -> Table:
             "where it has none; the ranking stays the overall Elo's."
         )
     note += " How Elo, intervals, ranks, marks and win rates are computed: in the detail below."
-    return Table("", header, rows, note, f"board-{board.key}", colours)
+    table = Table("", header, rows, note, f"board-{board.key}", colours)
+    if board.assistance is None:
+        return table
+    # people's overall preference with the judges' help: one interval, no axes
+    kept = [c for c in header if "cluster-robust" not in c and "paper" not in c and c not in AXES]
+    return pick_columns(table, kept, "", note, table.key)
 
 
 COMPOSITE = "weighted composite [CI]"

@@ -4,11 +4,13 @@ judge_vs_people.csv."""
 
 from __future__ import annotations
 
+import math
+
 from heart.analyses import JudgeAudit, JudgeVsPeople
 from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Flag, Section
-from heart.report._table import Table, interval, num
+from heart.report._table import Table, interval
 
 NO_OVERLAP = (
     "Judges against people needs people's verdicts and an LLM judge's on the same item-pairs: "
@@ -30,10 +32,13 @@ def audit_verdict(judges: tuple[str, ...], audits: list[JudgeAudit]) -> str:
 
 
 def tau_text(found: JudgeVsPeople) -> str:
-    """Like ``τ 0.87 [0.47–1.00]``; no interval below two systems with intervals."""
-    if found.tau_low == found.tau_low:  # not NaN
-        return f"τ {found.tau:.2f} [{found.tau_low:.2f}–{found.tau_high:.2f}]"
-    return f"τ {num(found.tau, 2)} (no interval: too few conversations)"
+    """Like ``τ 0.87 [0.47–1.00]``; no interval below two systems with intervals, no τ when
+    one side ranks every system level."""
+    if math.isnan(found.tau):
+        return "τ – (one side puts every system level)"
+    if math.isnan(found.tau_low):
+        return f"τ {found.tau:.2f} (no interval: too few conversations)"
+    return f"τ {found.tau:.2f} [{found.tau_low:.2f}–{found.tau_high:.2f}]"
 
 
 def gap_table(found: JudgeVsPeople, audits: list[JudgeAudit]) -> Table:
@@ -71,7 +76,9 @@ def judges_people_section(facts: StudyFacts) -> Section:
     blocks: list[Block] = []
     for item in found:
         if item.apart:
-            blocks.append(Flag(item.sentence(), f"judge-apart-{item.judge}"))
+            audit = audit_verdict(item.judges, facts.audit)
+            told = " The judge audit flags this judge." if audit == "flagged" else ""
+            blocks.append(Flag(item.sentence() + told, f"judge-apart-{item.judge}"))
     if not blocks:
         blocks.append(
             "No LLM judge rates any system differently from people beyond noise, on the "

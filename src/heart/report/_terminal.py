@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 from heart.analyses import INTERVAL_CONVERSATIONS, Board, JudgeAudit, Standing, StyleControl
 from heart.console import as_text
 from heart.report._audit import AUDIT_HEADER, audit_rows, audit_verdict
-from heart.report._boards import COMPOSITE, STYLE_ELO, board_table, rank_cell
+from heart.report._boards import COMPOSITE, STYLE_ELO, assistance_text, board_table, rank_cell
 from heart.report._conclusions import board_conclusions
 from heart.report._facts import StudyFacts
 from heart.report._profile import (
@@ -45,8 +45,9 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     weighted = board is not None and board.leaderboard.weights is not None
     styled = board is not None and board.leaderboard.style is not None
     table = RichTable(title=as_text(title, style="table.title"), show_edge=not weighted)
+    assisted = board is not None and board.assistance is not None  # no axes: one preference
     columns = [*TERMINAL_COLUMNS[:4], *([COMPOSITE_COLUMN] if weighted else []),
-               *TERMINAL_COLUMNS[4:]]  # fmt: skip
+               *(c for c in TERMINAL_COLUMNS[4:] if not (assisted and c in AXES))]  # fmt: skip
     if styled:
         columns[2:4] = [f"{head}\n{STYLE_LINE}" for head in columns[2:4]]
     for head in columns:  # numbers whole; a long system name wraps instead
@@ -66,7 +67,8 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
                           in zip(shown[2:4], row[at : at + 2], strict=True)]  # fmt: skip
         if weighted:
             shown.append(cell[COMPOSITE].split(" [")[0].strip("()"))
-        shown += [cell["comparisons"], cell["win rate"], *(cell[a] for a in AXES)]
+        shown += [cell["comparisons"], cell["win rate"], *(cell.get(a, NO_DATA) for a in AXES)]
+        shown = shown[: len(columns)]
         table.add_row(*map(as_text, shown))
     lb = board.leaderboard
     table.caption = (
@@ -158,10 +160,13 @@ def profile_caption(board: Board, flagged: dict[str, tuple[str, ...]]) -> str:
 
 
 def terminal_conclusions(facts: StudyFacts, board: Board | None = None) -> list[str]:
-    """What the terminal prints under a board: its evidence, audit, clear pairs and
-    preliminary systems."""
+    """What the terminal prints under a board: what the judges added (the judge-assisted
+    board), its evidence, audit, clear pairs and preliminary systems."""
     board = board or facts.main
-    return board_conclusions(board, facts.audit) if board is not None else []
+    if board is None:
+        return []
+    helped = [] if board.assistance is None else [assistance_text(board.assistance)]
+    return [*helped, *board_conclusions(board, facts.audit)]
 
 
 RATER_COLUMNS = [
