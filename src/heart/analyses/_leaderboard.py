@@ -27,6 +27,7 @@ from heart.stats import (
     elo_differences,
     elo_from_theta,
     few_conversations_factor,
+    fewest_removals,
     fit_bradley_terry,
     online_elo,
     paper_interval,
@@ -89,6 +90,12 @@ class Standing:
     composite_elo: float = float("nan")  # Σ weight·Elo per axis (NaN: no ratings.weights)
     composite_low: float = float("nan")  # its interval from the same bootstrap rounds
     composite_high: float = float("nan")
+    # how much its place above the next system rests on: the fewest verdicts, and conversations,
+    # whose removal puts that system at or above it (NaN: the last system, no removal found, or
+    # not searched); ``flip_narrowed`` false: the search ran out of refits, so an upper bound
+    flip_verdicts: float = float("nan")
+    flip_conversations: float = float("nan")
+    flip_narrowed: bool = True
 
     @property
     def ranked(self) -> bool:
@@ -321,6 +328,7 @@ def build_leaderboard(
     style: StyleInputs | None = None,
     weights: Mapping[str, float] | None = None,
     axis_intervals: bool = True,
+    fragility: bool | None = None,
 ) -> Leaderboard:
     """Fit the board from every comparison given: Elo (strength-weighted Bradley–Terry), the
     conversation bootstrap interval (the default), the cluster-robust and the paper's SE =
@@ -426,6 +434,8 @@ def build_leaderboard(
         )
         for i in order
     ]
+    if ablations if fragility is None else fragility:
+        standings = fragile_orders(comparisons, standings)
     raw = win_matrix(winner, loser, None, k, tie=tie)[np.ix_(order, order)]
     met = raw + raw.T
     head_to_head = np.divide(raw, met, out=np.full((k, k), np.nan), where=met > 0)
@@ -446,6 +456,30 @@ def build_leaderboard(
         axis_judges={a: f.judges for a, f in axes.items()},
         weights=None if weights is None else dict(weights),
     )
+
+
+def fragile_orders(comparisons: Comparisons, standings: list[Standing]) -> list[Standing]:
+    """``standings`` (board order) with, on each but the last, the fewest verdicts and the
+    fewest conversations whose removal puts the next system at or above it
+    (``fewest_removals``)."""
+    index = {s: i for i, s in enumerate(comparisons.systems)}
+    share = np.select([comparisons.outcome == 0, comparisons.outcome == 2], [1.0, 0.5], 0.0)
+    rows = np.arange(len(comparisons))
+    out = list(standings)
+    for n in range(len(standings) - 1):
+        upper, lower = index[standings[n].system], index[standings[n + 1].system]
+        found = [
+            fewest_removals(comparisons.a, comparisons.b, share, comparisons.strength, unit,
+                            len(comparisons.systems), upper, lower)
+            for unit in (rows, comparisons.conversation)
+        ]  # fmt: skip
+        verdicts, conversations = (float("nan") if f.count is None else float(f.count)
+                                   for f in found)  # fmt: skip
+        out[n] = replace(
+            out[n], flip_verdicts=verdicts, flip_conversations=conversations,
+            flip_narrowed=all(f.narrowed for f in found),
+        )  # fmt: skip
+    return out
 
 
 def _differences(

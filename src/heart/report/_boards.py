@@ -5,6 +5,7 @@ the differences between systems, the ablations and (when on) style control; and 
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import partial
 
@@ -35,7 +36,7 @@ from heart.report._profile import (
     profile_png,
     weights_text,
 )
-from heart.report._section import Block, Details, Figure, Section
+from heart.report._section import Block, Details, Figure, Flag, Section
 from heart.report._table import (
     AXES,
     MAX_DIFFERENCE_ROWS,
@@ -371,7 +372,9 @@ def board_section(facts: StudyFacts, board: Board, main: bool = False) -> Sectio
     blocks = [*method, *figures, *others]
     detail = Details(board_detail(board, main), blocks, f"more-{board.key}")
     lead: list[Block] = [] if board.assistance is None else [assistance_text(board.assistance)]
-    return Section(board.key, board.title, [*lead, first, detail])
+    fragile = fragile_orders_text(board)
+    after: list[Block] = [] if fragile is None else [Flag(fragile, f"fragile-{board.key}")]
+    return Section(board.key, board.title, [*lead, first, *after, detail])
 
 
 ASSISTED_METHOD = (
@@ -431,7 +434,8 @@ BOARD_HEADER = [
     "robust_high", "paper_low", "paper_high", "comparisons", "conversations", "opponents",
     "judges", "preliminary", "preliminary_reasons", "audit", "flagged_judges", "win_rate",
     *(f"win_rate_{a}" for a in AXES), *(f"elo_{a}" for a in AXES), *TTFT_COLUMNS,
-    "composite_elo", "composite_low", "composite_high", "lambda", "effective_verdicts",
+    "composite_elo", "composite_low", "composite_high", "flip_verdicts", "flip_conversations",
+    "flip_bound", "lambda", "effective_verdicts",
 ]  # fmt: skip
 
 
@@ -456,10 +460,48 @@ def board_rows(
             s.opponents, s.judges, bool(s.preliminary), "; ".join(s.preliminary), audit.verdict,
             ";".join(audit.flagged), s.win_rate, *(s.axis_win_rates[a] for a in AXES),
             *(s.axis_elo[a] for a in AXES), *ttft_cells(latency, s.system), s.composite_elo,
-            s.composite_low, s.composite_high, *assisted,
+            s.composite_low, s.composite_high, _count(s.flip_verdicts),
+            _count(s.flip_conversations), not s.flip_narrowed, *assisted,
         ]
         for rank, s in ranked
     ]  # fmt: skip
+
+
+def _count(x: float) -> int | None:
+    """A count kept as a float (NaN: none) as a whole number or an empty cell."""
+    return None if math.isnan(x) else int(x)
+
+
+FRAGILE_SHARE = 0.01
+"""An order that flips when fewer than this share of a board's verdicts are removed is marked."""
+
+
+def fragile_orders_text(board: Board) -> str | None:
+    """The board's orders that flip when under ``FRAGILE_SHARE`` of its verdicts are removed,
+    in words (None when there is none)."""
+    lb = board.leaderboard
+    parts = []
+    for upper, lower in itertools.pairwise(lb.standings):
+        n = upper.flip_verdicts
+        if math.isnan(n) or n >= FRAGILE_SHARE * lb.comparisons:
+            continue
+        bound = "at most " if not upper.flip_narrowed else ""
+        conversations = upper.flip_conversations
+        part = (
+            f"{upper.system} above {lower.system}: {bound}{n:.0f} of {lb.comparisons} verdicts "
+            f"({n / lb.comparisons:.1%})"
+        )
+        if not math.isnan(conversations):
+            part += f" or {conversations:.0f} of {lb.conversations} conversations"
+        parts.append(part)
+    if not parts:
+        return None
+    return (
+        "Fragile order, flipped by removing under 1% of the board's verdicts: "
+        + "; ".join(parts)
+        + ". (Found by removing the most gap-closing verdicts first and refitting: a count "
+        "this small is enough; fewer might be.)"
+    )
 
 
 DIFFERENCE_HEADER = [

@@ -81,6 +81,7 @@ from heart.stats._few_conversations import (
     tied_ranks,
     widen,
 )
+from heart.stats._fragile import MAX_REFITS, Removal, fewest_removals
 from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
@@ -121,6 +122,7 @@ __all__ = [
     "ELO_BASE",
     "ELO_SCALE",
     "FISHER_Z",
+    "MAX_REFITS",
     "MIN_UNIQUENESS",
     "PARALLEL_DRAWS",
     "PARALLEL_PERCENTILE",
@@ -141,6 +143,7 @@ __all__ = [
     "LogisticFit",
     "ParallelAnalysis",
     "RateDifference",
+    "Removal",
     "Share",
     "StyleBootstrap",
     "StyleBootstrapMethod",
@@ -179,6 +182,7 @@ __all__ = [
     "f1_scores",
     "factor_scores",
     "few_conversations_factor",
+    "fewest_removals",
     "fit_assisted",
     "fit_bradley_terry",
     "fit_bradley_terry_batch",
