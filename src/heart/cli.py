@@ -1036,6 +1036,81 @@ def gate(
 
 
 @app.command()
+def plan(
+    study: StudyOption = Path("."),
+    half_width: Annotated[
+        float | None,
+        typer.Option(
+            "--half-width",
+            min=0,
+            help="Target: every system's interval within ± this many Elo "
+            "(in 80% of studies of the size named).",
+        ),
+    ] = None,
+    gap: Annotated[
+        float | None,
+        typer.Option(
+            "--gap",
+            min=0,
+            help="Target: 80% power to tell apart two systems this many Elo "
+            "apart. With --half-width, the spacing of the assumed systems.",
+        ),
+    ] = None,
+    systems: Annotated[
+        int | None,
+        typer.Option(
+            "--systems",
+            min=2,
+            help="Plan from assumptions, not the study's verdicts: this many "
+            "systems (default when the study has no verdicts: those of study.yaml).",
+        ),
+    ] = None,
+    agreement: Annotated[
+        float,
+        typer.Option(
+            "--agreement",
+            min=0.5,
+            max=1.0,
+            help="Assumptions only: the share of pairs on "
+            "which the LLM judges and people pick the same reply.",
+        ),
+    ] = 0.8,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Also write the plan's numbers to this file.")
+    ] = None,
+) -> None:
+    """How big a study must be before paying for it: the items, LLM-judge verdicts and people's
+    verdicts (with and without the judges' help) a target needs, their dollars and rater hours,
+    and what the study already has.
+
+    Simulated from the study's verdicts as a pilot (studies of each size tried are drawn by
+    resampling its conversations, so verdicts stay clustered as they are), or, with no verdicts
+    yet or with --systems, from assumptions. Give one target: --half-width W or --gap G.
+    """
+    import json
+
+    from heart import pipeline
+    from heart.report import plan_lines
+
+    with _study(study) as s:  # with --half-width, a --gap spaces the assumed systems
+        found = pipeline.plan(
+            s, half_width=half_width, gap=None if half_width is not None else gap,
+            systems=systems, agreement=agreement, spacing=gap if half_width is not None else None,
+        )  # fmt: skip
+    for line in plan_lines(found):
+        say(line, soft_wrap=True)
+    if json_file is not None:
+        try:
+            json_file.write_text(json.dumps(found.to_json(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise HeartError(
+                f"--json {json_file}: cannot write it ({error.strerror}); name a file in a "
+                "folder that exists"
+            ) from None
+        say(f"Plan written to {json_file}", soft_wrap=True)
+
+
+@app.command()
 def report(
     study: StudyOption = Path("."),
     index: Annotated[

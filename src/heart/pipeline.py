@@ -47,7 +47,7 @@ from heart.release import (
     read_bundle,
     store_bundle,
 )
-from heart.store import SystemRow, TaskRow
+from heart.store import JudgeRow, JudgmentRow, SystemRow, TaskRow
 from heart.strategies.classify import ClassificationSummary, classify, plan_classification
 from heart.study import Study, open_study, staged_study
 from heart.types import SystemKind
@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         RationaleReport,
         Source,
         StrategyReport,
+        StudyPlan,
     )
     from heart.frames import Rows
     from heart.people import PeoplePlan
@@ -259,6 +260,79 @@ def judges_vs_people(study: Study) -> list[JudgeVsPeople]:
         load_comparisons(study.store, source="all"), rounds=ratings.bootstrap_rounds,
         seed=study.config.seed, level=ratings.level, rule=study.evidence_rule(),
     )  # fmt: skip
+
+
+def plan(
+    study: Study,
+    *,
+    half_width: float | None = None,
+    gap: float | None = None,
+    systems: int | None = None,
+    agreement: float = 0.8,
+    spacing: float | None = None,
+    studies: int = 200,
+) -> StudyPlan:
+    """The study's size before paying for it (``heart plan``): for every system's interval
+    within ±``half_width`` Elo, or 80% power to tell apart two systems ``gap`` Elo apart, the
+    conversations and items, LLM-judge and people's verdicts (with and without the judges'
+    help), dollars of judging, rater hours and pay. Simulated from the study's own verdicts (a
+    pilot); with none yet, or with ``systems`` given, from assumptions: ``systems`` systems
+    (default: the study file's), ``spacing`` Elo apart in a row (default: ``gap``, else 50),
+    the judges agreeing with people on ``agreement`` of the pairs. A HeartError says what is
+    missing."""
+    from heart.analyses import (
+        PlanTarget,
+        Prices,
+        assumed_pilot,
+        holdings,
+        load_comparisons,
+        plan_study,
+    )
+    from heart.people import task_time
+
+    try:
+        target = PlanTarget(half_width=half_width, gap=gap, level=study.config.ratings.level)
+    except ValueError as error:
+        raise HeartError(f"heart plan: {error} (give --half-width W or --gap G)") from None
+    pilot = load_comparisons(study.store, source="all")
+    have_pilot = len(pilot) > 0 and systems is None
+    if have_pilot and len(pilot.systems) < 2:
+        raise HeartError(
+            "heart plan: the study's verdicts compare fewer than two systems; give --systems "
+            "to plan from assumptions"
+        )
+    if not have_pilot:
+        count = systems if systems is not None else len(study.config.systems)
+        if count < 2:
+            raise HeartError(
+                "heart plan: no verdicts yet and fewer than two systems: give --systems K"
+            )
+        if not 0.5 <= agreement <= 1.0:
+            raise HeartError(f"--agreement must lie between 0.5 and 1, got {agreement}")
+        apart = spacing if spacing is not None else gap if gap is not None else 50.0
+        comparisons = assumed_pilot(count, apart, agreement, seed=study.config.seed)
+    else:
+        comparisons = pilot
+    with study.store.session() as s:
+        cost = s.execute(
+            select(func.avg(JudgmentRow.cost_usd))
+            .join(JudgeRow, JudgeRow.name == JudgmentRow.judge)
+            .where(JudgeRow.source == "llm", JudgmentRow.cost_usd.is_not(None))
+        ).scalar()
+    spec = study.config.people
+    timing = task_time(study.store, spec)
+    prices = Prices(
+        usd_per_judge_verdict=float("nan") if cost is None else float(cost),
+        seconds_per_task=timing.seconds, seconds_measured=timing.measured,
+        pay_per_hour=spec.pay_per_hour, currency=spec.currency,
+    )  # fmt: skip
+    found = plan_study(
+        comparisons, target, prices, seed=study.config.seed, studies=studies,
+        basis="pilot" if have_pilot else "assumptions",
+    )  # fmt: skip
+    if not have_pilot:  # what the study itself holds, not the assumed pilot's
+        found = replace(found, have=holdings(pilot))
+    return found
 
 
 def verdicts(study: Study) -> VerdictTable:

@@ -24,6 +24,7 @@ from heart.report._facts import (
 )
 from heart.report._judges_people import tau_text
 from heart.report._overview import board_warning
+from heart.report._plan import plan_lines
 from heart.report._terminal import (
     terminal_audit,
     terminal_conclusions,
@@ -41,6 +42,7 @@ __all__ = [
     "factor_report",
     "gather_boards",
     "gather_facts",
+    "plan_lines",
     "rater_verdict",
     "rationale_report",
     "render_html",

@@ -87,8 +87,18 @@ from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
 from heart.stats._multiple import benjamini_hochberg, bonferroni_level
 from heart.stats._online_elo import online_elo
+from heart.stats._planning import (
+    MAX_CONVERSATIONS,
+    assisted_covariances,
+    board_covariances,
+    gap_power,
+    half_widths,
+    resampled_counts,
+    smallest_size,
+)
 from heart.stats._ppi import (
     AssistedBootstrap,
+    assisted_covariance,
     assisted_matrix,
     bootstrap_assisted,
     fit_assisted,
@@ -122,6 +132,7 @@ __all__ = [
     "ELO_BASE",
     "ELO_SCALE",
     "FISHER_Z",
+    "MAX_CONVERSATIONS",
     "MAX_REFITS",
     "MIN_UNIQUENESS",
     "PARALLEL_DRAWS",
@@ -150,8 +161,11 @@ __all__ = [
     "StyleControlledFit",
     "StyleDesign",
     "alpha_if_dropped",
+    "assisted_covariance",
+    "assisted_covariances",
     "assisted_matrix",
     "benjamini_hochberg",
+    "board_covariances",
     "bonferroni_level",
     "bootstrap_alpha_by_conversation",
     "bootstrap_assisted",
@@ -191,6 +205,8 @@ __all__ = [
     "fit_style_controlled",
     "fit_style_design",
     "fleiss_kappa",
+    "gap_power",
+    "half_widths",
     "krippendorff_alpha",
     "least_squares_line",
     "max_factors",
@@ -209,6 +225,8 @@ __all__ = [
     "rank_covariance",
     "rate_differences_by_conversation",
     "rate_spread",
+    "resampled_counts",
+    "smallest_size",
     "spearman_correlation",
     "spearman_rounds",
     "standardise",

@@ -116,6 +116,24 @@ def _gradients(stack: FloatArray, theta: FloatArray) -> FloatArray:
     return grads
 
 
+def _sandwich_parts(
+    y: FloatArray, fl: FloatArray, fu: FloatArray, theta: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per conversation A_c and B_c (centred), and the bread H⁺ (see ``power_tuned_lambda``)."""
+    n, big_n = y.sum(), fu.sum()
+    a = _gradients(y, theta) / n
+    b = _gradients(fu, theta) / big_n - _gradients(fl, theta) / n
+    a -= a.mean(axis=0)
+    b -= b.mean(axis=0)
+    pooled = y.sum(axis=0)
+    total = pooled + pooled.T
+    p = expit(theta[:, None] - theta[None, :])
+    curvature = total * p * (1.0 - p) / n
+    hessian = np.diag(curvature.sum(axis=1)) - curvature
+    bread: FloatArray = np.linalg.pinv(hessian, hermitian=True)
+    return a, b, bread
+
+
 def power_tuned_lambda(
     labelled_y: FloatArray, labelled_f: FloatArray, unlabelled_f: FloatArray
 ) -> float:
@@ -130,28 +148,40 @@ def power_tuned_lambda(
     [0, 1]. Zero when the judges predict nothing (no unlabelled weight, or no spread in B: say
     people judged every item-pair the judges did, as often each)."""
     y, fl, fu = _stack(labelled_y, labelled_f, unlabelled_f)
-    n, big_n = y.sum(), fu.sum()
-    if n <= 0 or big_n <= 0 or y.shape[0] < 2:
+    if y.sum() <= 0 or fu.sum() <= 0 or y.shape[0] < 2:
         return 0.0
     theta, _ = fit_assisted(y, fl, fu, 0.0)
-    a = _gradients(y, theta) / n
-    b = _gradients(fu, theta) / big_n - _gradients(fl, theta) / n
-    a -= a.mean(axis=0)
-    b -= b.mean(axis=0)
-    pooled = y.sum(axis=0)
-    total = pooled + pooled.T
-    p = expit(theta[:, None] - theta[None, :])
-    curvature = total * p * (1.0 - p) / n
-    hessian = np.diag(curvature.sum(axis=1)) - curvature
-    bread = np.linalg.pinv(hessian, hermitian=True)
+    a, b, bread = _sandwich_parts(y, fl, fu, theta)
     sab = a.T @ b
-    sbb = b.T @ b
-    denominator = float(np.trace(bread @ sbb @ bread))
+    denominator = float(np.trace(bread @ (b.T @ b) @ bread))
     scale = float(np.trace(bread @ (a.T @ a) @ bread))
     if not np.isfinite(denominator) or denominator <= 1e-12 * max(scale, 1e-300):
         return 0.0  # the judges' points repeat people's own: nothing to learn from them
     numerator = float(np.trace(bread @ (sab + sab.T) @ bread)) / 2.0
     return float(np.clip(-numerator / denominator, 0.0, 1.0)) + 0.0  # never -0.0
+
+
+def assisted_covariance(
+    labelled_y: FloatArray, labelled_f: FloatArray, unlabelled_f: FloatArray, lam: float
+) -> FloatArray:
+    """The estimated covariance (K, K) of θ̂(λ), centred, the conversations as clusters:
+    H⁺ Σ_c (A_c + λB_c)(A_c + λB_c)ᵀ H⁺ at θ̂(λ) (see ``power_tuned_lambda``); at λ = 0 people's
+    own cluster-robust covariance. Infinite for a system people never compared."""
+    y, fl, fu = _stack(labelled_y, labelled_f, unlabelled_f)
+    k = y.shape[-1]
+    if y.sum() <= 0:
+        return np.full((k, k), np.inf)
+    theta, _ = fit_assisted(y, fl, fu, lam)
+    if fu.sum() <= 0:
+        lam = 0.0
+        fu = np.ones_like(fu)  # any weight: λ = 0 leaves it out
+    a, b, bread = _sandwich_parts(y, fl, fu, theta)
+    scores = a + lam * b
+    covariance: FloatArray = bread @ (scores.T @ scores) @ bread
+    pooled = y.sum(axis=0)
+    missing = (pooled.sum(axis=0) + pooled.sum(axis=1)) <= 0
+    covariance[missing[:, None] | missing[None, :]] = np.inf
+    return covariance
 
 
 def bootstrap_assisted(
