@@ -17,11 +17,14 @@ from heart.analyses import (
     TOGETHER,
     Comparisons,
     JudgeVsPeople,
+    PlanTarget,
+    Prices,
     build_assisted_board,
     build_board,
     judges_against_people,
     kendall_tau_rows,
     load_comparisons,
+    plan_study,
 )
 from heart.analyses._pairing import A_SHARE, pair_means, share_matrices, source_rows
 from heart.release import import_table
@@ -32,6 +35,7 @@ from ..pandalm import PEOPLE, SOURCES, pandalm_verdicts
 from ..rows import Verdict, seed_verdicts
 
 SYSTEMS = ["s1", "s2", "s3"]
+PRICES = Prices(0.001, 30.0, False, 12.0, "£")
 PAIRS = [("s1", "s2"), ("s2", "s3"), ("s3", "s1")]
 
 
@@ -165,18 +169,24 @@ def _same(a: JudgeVsPeople, b: JudgeVsPeople) -> None:
         assert (x.gap, x.gap_low, x.gap_high) == pytest.approx((y.gap, y.gap_low, y.gap_high))
 
 
-def test_imports_in_either_order_give_the_same_gaps(tmp_path: Path) -> None:
+def test_imports_in_either_order_give_the_same_gaps_board_and_plan(tmp_path: Path) -> None:
     people = ["h1", "h2"]
-    verdicts = _study(7, people)
+    verdicts = _study(7, people, judge_only=3)
     judged = _write(tmp_path / "judge.csv", [v for v in verdicts if v.judge == "g1"])
     rated = _write(tmp_path / "people.csv", [v for v in verdicts if v.judge != "g1"])
-    found = []
+    found, plans, boards = [], [], []
     for name, files in (("judges-first", [judged, rated]), ("people-first", [rated, judged])):
         store = _imported(tmp_path, name, files, verdicts)
-        found.append(judges_against_people(load_comparisons(store, source="all"), rounds=200))
+        comparisons = load_comparisons(store, source="all")
+        found.append(judges_against_people(comparisons, rounds=200))
+        assisted = build_assisted_board(comparisons, "all", rounds=200)
+        plans.append(plan_study(comparisons, PlanTarget(half_width=60), PRICES, studies=50))
+        boards.append(None if assisted is None else assisted.rows())
         store.close()
     (first,), (second,) = found
     _same(first, second)
+    assert plans[0].to_json() == plans[1].to_json()
+    assert boards[0] is not None and boards[0] == boards[1]
 
 
 def _stacks(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -250,11 +250,18 @@ def plan_study(
         cap = people_conversations or judges
         found = smallest_size(share, REACH, pilot.labelled[0].shape[0], cap=max(cap, 2))
         assisted = None if found is None else round(found * pilot.people_per_conversation)
-    if pilot.judges.size == 0:
-        notes.append("no LLM-judge verdicts yet: the judges' board is not planned")
-    if pilot.people.size == 0:
-        notes.append("no people's verdicts yet: the people's boards are not planned")
-    elif pilot.labelled[0].shape[0] < 2:
+    for name, stack, size in (("LLM judges'", pilot.judges, conversations),
+                              ("people's", pilot.people, people_conversations)):  # fmt: skip
+        if stack.shape[0] == 0:
+            notes.append(f"no {name} verdicts yet: the {name} board is not planned")
+        elif stack.shape[0] < 2:
+            notes.append(
+                f"the {name} verdicts come from one conversation: too few to resample (give "
+                "--systems to plan from assumptions)"
+            )
+        elif size is None:
+            notes.append(f"the {name} board cannot meet the target below a million conversations")
+    if pilot.people.shape[0] >= 2 and pilot.labelled[0].shape[0] < 2:
         notes.append("people and judges share fewer than two conversations: no assisted plan")
     if not math.isfinite(prices.usd_per_judge_verdict):
         notes.append("no judge verdict carries a price yet: dollars not estimated")

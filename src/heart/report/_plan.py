@@ -9,7 +9,7 @@ from heart.analyses import REACH, StudyPlan
 
 
 def _n(x: int | None) -> str:
-    return "out of reach (over a million conversations)" if x is None else f"{x:,}"
+    return "–" if x is None else f"{x:,}"
 
 
 def _enough(need: int | None, have: int) -> str:
@@ -43,7 +43,7 @@ def plan_lines(found: StudyPlan) -> list[str]:
     )
     lines = [f"Target: {found.target.text()}; {basis}; {found.studies} studies per size tried."]
     prices = found.prices
-    if found.conversations is not None or found.basis == "pilot":
+    if found.conversations is not None or have["judge_verdicts"]:
         usd = found.judge_usd
         price = (
             f", about ${usd:,.2f} of judging (${prices.usd_per_judge_verdict:.4f} a verdict, "
@@ -59,7 +59,7 @@ def plan_lines(found: StudyPlan) -> list[str]:
     seconds = f"{prices.seconds_per_task:.0f} s a task, " + (
         "the median so far" if prices.seconds_measured else "people.seconds_per_task"
     )
-    if found.people_verdicts is not None or found.people_conversations is not None:
+    if found.people_verdicts is not None or have["people_verdicts"]:
         lines.append(
             f"People's board: {_n(found.people_verdicts)} people's verdicts"
             f"{_pay(found, found.rater_hours)} ({seconds})."
