@@ -59,9 +59,7 @@ def main() -> None:
         study = simulate(replace(pilot_design, conversations=plan.conversations), rng)
         judge_met += widest(build_board(study.by_source("llm"), "llm", "all", **fit)) <= width
         people = simulate(replace(pilot_design, conversations=plan.people_conversations), rng)
-        people_met += (
-            widest(build_board(people.by_source("human"), "human", "all", **fit)) <= width
-        )
+        people_met += widest(build_board(people.by_source("human"), "human", "all", **fit)) <= width
         powered = simulate(replace(pilot_design, conversations=power_plan.conversations), rng)
         board = build_board(powered.by_source("llm"), "llm", "all", **fit).leaderboard
         names = board.systems
