@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # the analyses and the report load only for the commands that
         Board,
         Boards,
         CapabilityReport,
+        Comparisons,
         FactorStructure,
         GateVerdict,
         JudgeAudit,
@@ -364,9 +365,12 @@ def boards(study: Study) -> Boards:
 JUDGE_SOURCES = ("llm", "human", "all")
 
 
-def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: str = "all") -> Board:
-    """One board: the verdicts of ``judges`` (``llm`` judges, ``human`` raters, ``all``, or a
-    list of judge and rater names) on ``subset`` items (``all``, ``regular``,
+def leaderboard(
+    study: Study, judges: Source | Literal["assisted"] | Sequence[str] = "llm", subset: str = "all"
+) -> Board:
+    """One board: the verdicts of ``judges`` (``llm`` judges, ``human`` raters, ``all``,
+    ``assisted``: people's with the LLM judges' help, or a list of judge and rater names) on
+    ``subset`` items (``all``, ``regular``,
     ``adversarial``), fitted as the report fits its boards. ``.to_pandas()`` gives one row per
     system; ``.leaderboard`` the standings, head-to-head shares, differences and ablations.
 
@@ -375,10 +379,12 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
     from heart.analyses import build_board, load_comparisons
 
     comparisons = load_comparisons(study.store, source="all")
+    if judges == "assisted":
+        return _assisted_board(study, comparisons, subset)
     if isinstance(judges, str):
         if judges not in JUDGE_SOURCES:
             raise HeartError(
-                f"judges must be llm, human, all or a list of judge names; got {judges!r}"
+                f"judges must be llm, human, all, assisted or a list of judge names; got {judges!r}"
             )
         chosen = comparisons.by_source(judges)  # type: ignore[arg-type]
         source: Source = judges  # type: ignore[assignment]
@@ -411,6 +417,27 @@ def leaderboard(study: Study, judges: Source | Sequence[str] = "llm", subset: st
         level=ratings.level, rule=study.evidence_rule(),
         style=study.style_inputs(rows.completions), weights=ratings.weights,
     )  # fmt: skip
+
+
+def _assisted_board(study: Study, comparisons: Comparisons, subset: str) -> Board:
+    """The judge-assisted people's board on ``subset`` items, or a HeartError saying why there
+    is none."""
+    from heart.analyses import build_assisted_board
+
+    if subset not in ("all", *sorted(set(comparisons.item_subsets))):
+        have = ", ".join(["all", *sorted(set(comparisons.item_subsets))])
+        raise HeartError(f"no verdicts on {subset!r} items; the subsets judged are: {have}")
+    ratings = study.config.ratings
+    board = build_assisted_board(
+        comparisons.by_subset(subset), subset, rounds=ratings.bootstrap_rounds,
+        seed=study.config.seed, level=ratings.level, rule=study.evidence_rule(),
+    )  # fmt: skip
+    if board is None:
+        raise HeartError(
+            f"no judge-assisted board on {subset} items: it needs people's verdicts on item-pairs "
+            "an LLM judge judged, and item-pairs only the judges judged"
+        )
+    return board
 
 
 DEFAULT_MARGIN = 50.0

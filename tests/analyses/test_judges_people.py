@@ -230,8 +230,11 @@ def test_pandalm_judges_against_its_three_people(pandalm: Comparisons) -> None:
         for s in f.systems:
             assert s.gap == pytest.approx(judge[s.system] - mine[s.system], abs=1e-6)
             assert s.gap_low < s.gap < s.gap_high and not s.preliminary
-    gpt = found[0]
+    gpt, panda, _ = found
     assert gpt.item_pairs == len({v.item for v in pandalm_verdicts() if v.judge == "gpt-3.5-turbo"})
+    # GPT-3.5 parts from people on no model; PandaLM-7B rates llama-7b well below them
+    assert gpt.apart == []
+    assert [(s.system, s.gap < -40) for s in panda.apart] == [("llama-7b", True)]
 
 
 def test_pandalm_judges_cannot_help_where_people_judged_every_pair(pandalm: Comparisons) -> None:

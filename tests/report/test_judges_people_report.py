@@ -104,3 +104,16 @@ def test_the_terminal_names_the_gaps_and_prints_the_assisted_board(tmp_path: Pat
     assert "│ H " not in board  # people give one preference: no axis columns
     wrong = heart("leaderboard", "--study", root, "--judges", "judges", check=False)
     assert wrong.returncode == 2 and "--judges must be llm, human, all or assisted" in wrong.stdout
+
+
+def test_the_python_api_gives_the_assisted_board_and_the_gaps(study: Study) -> None:
+    from heart import pipeline
+    from heart.errors import HeartError
+
+    board = pipeline.leaderboard(study, "assisted")
+    assert board.key == "assisted-all" and board.assistance is not None
+    assert {"lambda"} <= set(board.to_pandas().columns)
+    (found,) = pipeline.judges_vs_people(study)
+    assert found.judge == "g1" and found.verdicts_people == 72
+    with pytest.raises(HeartError, match="no verdicts on 'adversarial' items"):
+        pipeline.leaderboard(study, "assisted", "adversarial")
