@@ -149,6 +149,9 @@ def test_a_rater_who_answers_faster_than_reading_is_warned_then_excluded_kindly(
 ) -> None:
     study = web_study(items=8, exclusion_code="SCR33N", completion_code="C0DE-42X",
                       flow=["judge"])  # fmt: skip  # 24 pairs
+    with study.store.session() as s:  # replies that take over a minute to read, so that every
+        for reply in s.scalars(select(CompletionRow)):  # answer is fast on any machine
+            reply.text = " ".join(["I hear how hard this week has been for you."] * 60)
     answers = ["A+", "B+"]  # no position or run flag: speed alone
     with _chromium_on(study) as (base, browser):
         page = browser.new_context(**PHONE).new_page()
