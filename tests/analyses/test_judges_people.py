@@ -26,7 +26,7 @@ from heart.analyses import (
     load_comparisons,
     plan_study,
 )
-from heart.analyses._pairing import A_SHARE, pair_means, share_matrices, source_rows
+from heart.analyses._pairing import assist_points
 from heart.release import import_table
 from heart.stats import fit_bradley_terry, power_tuned_lambda, win_matrix
 from heart.store import CompletionRow, JudgmentRow, PairRow, Store, open_store
@@ -189,22 +189,6 @@ def test_imports_in_either_order_give_the_same_gaps_board_and_plan(tmp_path: Pat
     assert boards[0] is not None and boards[0] == boards[1]
 
 
-def _stacks(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """People's verdicts with y and with the judges' mean f, and one f point per item-pair."""
-    llm, people = source_rows(comparisons, "llm"), source_rows(comparisons, "human")
-    f, _ = pair_means(comparisons, llm)
-    first = np.zeros(len(comparisons), dtype=bool)
-    first[np.unique(np.where(llm, comparisons.pair, -1), return_index=True)[1]] = True
-    unlabelled = first & llm
-    weight = comparisons.strength[people]
-    return (
-        share_matrices(comparisons, people, A_SHARE[comparisons.outcome[people]], weight),
-        share_matrices(comparisons, people, f[comparisons.pair[people]], weight),
-        share_matrices(comparisons, unlabelled, f[comparisons.pair[unlabelled]],
-                       np.ones(int(unlabelled.sum()))),
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def pandalm(tmp_path_factory: pytest.TempPathFactory) -> Comparisons:
     verdicts = pandalm_verdicts()
@@ -240,8 +224,7 @@ def test_pandalm_judges_against_its_three_people(pandalm: Comparisons) -> None:
 def test_pandalm_judges_cannot_help_where_people_judged_every_pair(pandalm: Comparisons) -> None:
     # three people on every pair the judges judged: the judges' points only repeat theirs
     assert build_assisted_board(pandalm, "all", rounds=200, seed=2) is None
-    (y, fl, fu) = _stacks(pandalm)
-    assert power_tuned_lambda(y, fl, fu) == 0.0
+    assert power_tuned_lambda(*assist_points(pandalm).stacks) == 0.0
 
 
 def test_pandalm_judges_sharpen_people_on_a_fifth_of_the_pairs(pandalm: Comparisons) -> None:

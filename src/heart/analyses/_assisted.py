@@ -21,7 +21,7 @@ from heart.analyses._leaderboard import (
     _reasons,
     _shares,
 )
-from heart.analyses._pairing import A_SHARE, pair_means, share_matrices, source_rows
+from heart.analyses._pairing import assist_points, pair_means, source_rows
 from heart.stats import (
     bootstrap_assisted,
     elo_from_theta,
@@ -86,30 +86,18 @@ def assisted_board(
     if not labelled_rows.any():
         return None
     mine = comparisons.select(labelled_rows | (source_rows(comparisons, "llm") & has_f))
-    # renumbered: recompute on the selection
-    llm = source_rows(mine, "llm")
-    labelled = source_rows(mine, "human")
-    f, _ = pair_means(mine, llm)
+    labelled = source_rows(mine, "human")  # renumbered: found again on the selection
     seen = np.zeros(len(mine.systems), dtype=bool)
     seen[mine.a[labelled]] = seen[mine.b[labelled]] = True
     if seen.sum() < 2:
         return None
-    # one unlabelled point per item-pair between systems people compared: its first LLM row
-    first = np.zeros(len(mine), dtype=bool)
-    _, at = np.unique(np.where(llm, mine.pair, -1), return_index=True)
-    first[at] = True
-    unlabelled = first & llm & seen[mine.a] & seen[mine.b]
+    points = assist_points(mine, seen)  # unlabelled: between systems people compared
+    unlabelled, llm = points.unlabelled, source_rows(mine, "llm")
     heard = np.zeros(int(mine.pair.max()) + 1, dtype=bool)
     heard[mine.pair[labelled]] = True
     if heard[mine.pair[unlabelled]].all():
         return None  # people judged every item-pair the judges did: nothing to add
-    y_share = A_SHARE[mine.outcome[labelled]]
-    weight = mine.strength[labelled]
-    stacks = (
-        share_matrices(mine, labelled, y_share, weight),
-        share_matrices(mine, labelled, f[mine.pair[labelled]], weight),
-        share_matrices(mine, unlabelled, f[mine.pair[unlabelled]], np.ones(int(unlabelled.sum()))),
-    )
+    stacks = points.stacks
     lam = power_tuned_lambda(*stacks)
     theta, guarded = fit_assisted(*stacks, lam)
     people_only = mine.select(labelled)

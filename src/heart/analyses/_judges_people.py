@@ -16,9 +16,8 @@ from heart.analyses._leaderboard import (
     EvidenceRule,
     _distinct,
     _reasons,
-    per_conversation_wins,
 )
-from heart.analyses._pairing import source_rows
+from heart.analyses._pairing import source_rows, wins_of
 from heart.stats import (
     bootstrap_stack_by_conversation,
     elo_from_theta,
@@ -131,16 +130,12 @@ def _one(
         return None
     mine = comparisons.select(keep)
     human = source_rows(mine, "human")
-    sides = [mine.select(~human), mine.select(human)]
-    k, c = len(mine.systems), len(mine.conversations)
-    stack = np.zeros((2, c, k, k))
-    counts = np.zeros((2, k), dtype=np.int64)
-    conversations = np.zeros(k, dtype=np.int64)
-    for s, side in enumerate(sides):
-        at = [mine.systems.index(x) for x in side.systems]
-        ci = [mine.conversations.index(x) for x in side.conversations]
-        stack[s][np.ix_(ci, at, at)] = per_conversation_wins(side)
-        counts[s, at] = side.n_per_system()
+    k = len(mine.systems)
+    stack = np.stack([wins_of(mine, ~human), wins_of(mine, human)])
+    counts = np.stack([
+        np.bincount(np.concatenate([mine.a[rows], mine.b[rows]]), minlength=k)
+        for rows in (~human, human)
+    ])  # fmt: skip
     played = (counts > 0).all(axis=0)
     if played.sum() < 2:
         return None
@@ -165,7 +160,7 @@ def _one(
     tau_low, tau_high = (
         percentile_interval(tau_rounds[:, None], level) if measured.sum() >= 2 else (None, None)
     )
-    one_rater = len(sides[1].judges) == 1
+    one_rater = len(set(mine.judge[human].tolist())) == 1
     systems = [
         SystemGap(
             system=mine.systems[i], elo_judge=float(elo[0, i]), elo_people=float(elo[1, i]),
@@ -179,15 +174,15 @@ def _one(
     ]  # fmt: skip
     return JudgeVsPeople(
         judge=name,
-        judges=tuple(sides[0].judges),
+        judges=tuple(sorted({mine.judges[j] for j in mine.judge[~human].tolist()})),
         systems=systems,
         tau=float(kendall_tau_rows(elo[0, shown], elo[1, shown])),
         tau_low=math.nan if tau_low is None else float(tau_low[0]),
         tau_high=math.nan if tau_high is None else float(tau_high[0]),
         item_pairs=int(shared.sum()),
-        conversations=c,
-        verdicts_judge=len(sides[0]),
-        verdicts_people=len(sides[1]),
+        conversations=len(mine.conversations),
+        verdicts_judge=int((~human).sum()),
+        verdicts_people=int(human.sum()),
         rounds=rounds,
         level=level,
     )

@@ -12,8 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons
-from heart.analyses._leaderboard import per_conversation_wins
-from heart.analyses._pairing import A_SHARE, pair_means, share_matrices, source_rows
+from heart.analyses._pairing import assist_points, source_rows, wins_of
 from heart.stats import (
     ELO_SCALE,
     assisted_covariances,
@@ -155,28 +154,14 @@ class _Pilot:
 
 def _pilot(comparisons: Comparisons) -> _Pilot:
     llm, human = source_rows(comparisons, "llm"), source_rows(comparisons, "human")
-    k, c = len(comparisons.systems), len(comparisons.conversations)
+    c = len(comparisons.conversations)
 
     def stack(rows: npt.NDArray[np.bool_]) -> Floats:
-        if not rows.any():
-            return np.zeros((0, k, k))
-        side = comparisons.select(rows)
-        out = np.zeros((c, k, k))
-        at = [comparisons.systems.index(s) for s in side.systems]
-        ci = [comparisons.conversations.index(x) for x in side.conversations]
-        out[np.ix_(ci, at, at)] = per_conversation_wins(side)
-        return out[np.isin(np.arange(c), comparisons.conversation[rows])]
+        """The rows' win matrices of the conversations they hold."""
+        return wins_of(comparisons, rows)[np.isin(np.arange(c), comparisons.conversation[rows])]
 
-    f, _ = pair_means(comparisons, llm)
-    labelled = human & np.isfinite(f[comparisons.pair])
-    first = np.zeros(len(comparisons), dtype=bool)
-    first[np.unique(np.where(llm, comparisons.pair, -1), return_index=True)[1]] = True
-    unlabelled = first & llm
-    weight = comparisons.strength[labelled]
-    y = share_matrices(comparisons, labelled, A_SHARE[comparisons.outcome[labelled]], weight)
-    fl = share_matrices(comparisons, labelled, f[comparisons.pair[labelled]], weight)
-    fu = share_matrices(comparisons, unlabelled, f[comparisons.pair[unlabelled]],
-                        np.ones(int(unlabelled.sum())))  # fmt: skip
+    points = assist_points(comparisons)
+    labelled, (y, fl, fu) = points.labelled, points.stacks
     with_people = np.isin(np.arange(c), comparisons.conversation[labelled])
     with_judges = np.isin(np.arange(c), comparisons.conversation[llm])
     judged_conversations = max(int(with_judges.sum()), 1)
