@@ -36,6 +36,15 @@ def agreement(comparisons) -> float:  # type: ignore[no-untyped-def]
     return float(np.mean(same))
 
 
+def tally(board, truth: np.ndarray, shown: np.ndarray, covered: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    """Count, per system with an interval, whether it covers people's true Elo."""
+    for s in board.leaderboard.standings:
+        i = int(s.system[1:])
+        if np.isfinite(s.low):
+            shown[i] += 1
+            covered[i] += s.low <= truth[i] <= s.high
+
+
 def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float]:
     truth = true_people_elo(design)
     rng = np.random.default_rng(seed)
@@ -55,20 +64,12 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
             comparisons.by_source("llm"), "llm", "all", rounds=rounds, ablations=False,
             axis_intervals=False,
         )  # fmt: skip
-        for s in board.leaderboard.standings:
-            i = int(s.system[1:])
-            if np.isfinite(s.low):
-                shown[i] += 1
-                covered[i] += s.low <= truth[i] <= s.high
+        tally(board, truth, shown, covered)
         alone = build_board(
             comparisons.by_source("human"), "human", "all", rounds=rounds, ablations=False,
             axis_intervals=False,
         )  # fmt: skip
-        for s in alone.leaderboard.standings:
-            i = int(s.system[1:])
-            if np.isfinite(s.low):
-                alone_shown[i] += 1
-                alone_covered[i] += s.low <= truth[i] <= s.high
+        tally(alone, truth, alone_shown, alone_covered)
         for s in judge.leaderboard.standings:
             i = int(s.system[1:])
             judge_covered[i] += s.low <= truth[i] <= s.high

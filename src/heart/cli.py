@@ -968,6 +968,20 @@ def _print_gate(verdict: GateVerdict) -> None:
     )
 
 
+def _write_json(path: Path, data: object, what: str) -> None:
+    """Write ``data`` as JSON to a --json file and say so; a one-line error when it cannot."""
+    import json
+
+    try:
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise HeartError(
+            f"--json {path}: cannot write it ({error.strerror}); name a file in a folder that "
+            "exists"
+        ) from None
+    say(f"{what} written to {path}", soft_wrap=True)
+
+
 @app.command()
 def gate(
     candidate: Annotated[
@@ -1012,7 +1026,6 @@ def gate(
     margin, a system's standing is preliminary (ratings.preliminary), the two were never
     compared on the same items, or the judge audit flags a judge.
     """
-    import json
 
     from heart import pipeline
 
@@ -1024,14 +1037,7 @@ def gate(
         )  # fmt: skip
     _print_gate(verdict)
     if json_file is not None:
-        try:
-            json_file.write_text(json.dumps(verdict.to_json(), indent=2) + "\n", encoding="utf-8")
-        except OSError as error:
-            raise HeartError(
-                f"--json {json_file}: cannot write it ({error.strerror}); name a file in a "
-                "folder that exists"
-            ) from None
-        say(f"Verdict written to {json_file}", soft_wrap=True)
+        _write_json(json_file, verdict.to_json(), "Verdict")
     raise typer.Exit(verdict.exit_code)
 
 
@@ -1087,7 +1093,6 @@ def plan(
     resampling its conversations, so verdicts stay clustered as they are), or, with no verdicts
     yet or with --systems, from assumptions. Give one target: --half-width W or --gap G.
     """
-    import json
 
     from heart import pipeline
     from heart.report import plan_lines
@@ -1100,14 +1105,7 @@ def plan(
     for line in plan_lines(found):
         say(line, soft_wrap=True)
     if json_file is not None:
-        try:
-            json_file.write_text(json.dumps(found.to_json(), indent=2) + "\n", encoding="utf-8")
-        except OSError as error:
-            raise HeartError(
-                f"--json {json_file}: cannot write it ({error.strerror}); name a file in a "
-                "folder that exists"
-            ) from None
-        say(f"Plan written to {json_file}", soft_wrap=True)
+        _write_json(json_file, found.to_json(), "Plan")
 
 
 @app.command()
