@@ -80,6 +80,8 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
     coverage = covered / np.maximum(shown, 1)
     alone_coverage = alone_covered / np.maximum(alone_shown, 1)
     return {
+        "coverage_mean": float(covered.sum() / max(shown.sum(), 1)),
+        "alone_mean": float(alone_covered.sum() / max(alone_shown.sum(), 1)),
         "alone_min": float(alone_coverage.min()),
         "alone_max": float(alone_coverage.max()),
         "coverage_min": float(coverage.min()),
@@ -113,10 +115,11 @@ def main() -> None:
             f"{name}: agreement with people {r['agreement']:.0%}, λ {r['lambda']:.2f}, "
             f"width ratio {r['width_ratio']:.3f}, people's verdicts worth ×"
             f"{r['effective_share']:.2f}, coverage of people's true Elo "
-            f"{r['coverage_min']:.1%}–{r['coverage_max']:.1%} (favoured system "
+            f"{r['coverage_min']:.1%}–{r['coverage_max']:.1%}, mean {r['coverage_mean']:.1%} "
+            "(favoured system "
             f"{r['coverage_favoured']:.1%}; the judge's own board covers it in "
             f"{r['judge_coverage_favoured']:.1%}; people alone cover "
-            f"{r['alone_min']:.1%}–{r['alone_max']:.1%})",
+            f"{r['alone_min']:.1%}–{r['alone_max']:.1%}, mean {r['alone_mean']:.1%})",
             flush=True,
         )
     print(f"({args.studies} studies per setting, {args.rounds} rounds each, "
