@@ -17,8 +17,14 @@ from scipy.special import expit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from heart.analyses import Comparisons  # noqa: E402
-from heart.stats import ELO_SCALE, elo_from_theta, fit_bradley_terry  # noqa: E402
+from heart.analyses import Comparisons, drawn_weight  # noqa: E402
+from heart.stats import (  # noqa: E402
+    ELO_SCALE,
+    active_chances,
+    elo_from_theta,
+    fit_bradley_terry,
+    judge_doubt,
+)
 
 PEOPLE_ELO = np.array([120.0, 60.0, 20.0, 0.0, -60.0, -140.0])
 NAMES = [f"s{i}" for i in range(PEOPLE_ELO.size)]
@@ -34,6 +40,8 @@ class Design:
     raters_per_pair: int = 1
     bias_elo: float = 100.0  # the judge's lift of the favoured system (index 1), as fitted
     raters: int = 30  # people, each verdict by one of them
+    seats: str = "uniform"  # how people's pairs are drawn: "uniform" or "active"
+    floor: float = 0.2  # active: the least chance, as a share of the uniform one
     judge_noise: float = 0.0  # share of the judge's verdicts that are coin flips
     judges: int = 1
 
@@ -65,12 +73,17 @@ def attenuation(design: Design) -> float:
 
 
 def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
-    """One study: every item-pair judged by the judges, a share of them by people."""
+    """One study: every item-pair judged by the judges (each verdict's strength from how sure
+    the judge is), a share of them by people: drawn uniformly, or with ``seats: active`` by the
+    judges' doubt as ``people.assist: active`` draws them."""
     theta = _people_theta()
     k = theta.size
     judge_theta = theta.copy()
     judge_theta[1] += design.bias_elo / attenuation(design) / ELO_SCALE
-    rows: dict[str, list[int]] = {n: [] for n in ("a", "b", "out", "judge", "conv", "item", "pair")}
+    rows: dict[str, list[int]] = {
+        n: [] for n in ("a", "b", "out", "judge", "conv", "item", "pair", "strength")
+    }
+    people_ps: list[float] = []
     pair_id = 0
     n_items = design.conversations * design.items_per_conversation
     for c in range(design.conversations):
@@ -80,22 +93,34 @@ def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
             for x, y in itertools.combinations(range(k), 2):
                 a, b = (x, y) if rng.random() < 0.5 else (y, x)
                 noise = rng.normal(0, ITEM_SD)  # the item's own lean, the same for everyone
-                people_p = expit(theta[a] - theta[b] + shift[a] - shift[b] + noise)
+                people_ps.append(expit(theta[a] - theta[b] + shift[a] - shift[b] + noise))
                 judge_p = expit(judge_theta[a] - judge_theta[b] + shift[a] - shift[b] + noise)
-                verdicts = [
-                    (j, rng.random() < 0.5 if rng.random() < design.judge_noise
-                     else rng.random() < judge_p)
-                    for j in range(design.judges)
-                ]  # fmt: skip
-                if rng.random() < design.people_share:
-                    chosen = rng.choice(design.raters, design.raters_per_pair, replace=False)
-                    verdicts += [(design.judges + r, rng.random() < people_p) for r in chosen]
-                for judge, a_won in verdicts:
-                    for name, value in zip(
-                        rows, (a, b, 0 if a_won else 1, judge, c, item, pair_id), strict=True
-                    ):
+                for j in range(design.judges):
+                    coin = rng.random() < design.judge_noise
+                    a_won = rng.random() < (0.5 if coin else judge_p)
+                    sure = 0.0 if coin else abs(2 * judge_p - 1)
+                    values = (a, b, 0 if a_won else 1, j, c, item, pair_id, 1 + int(4.999 * sure))
+                    for name, value in zip(rows, values, strict=True):
                         rows[name].append(int(value))
                 pair_id += 1
+    judged = {name: np.asarray(values, dtype=np.int64) for name, values in rows.items()}
+    chance = np.full(pair_id, design.people_share)
+    if design.seats == "active":
+        doubt = judge_doubt(
+            (judged["out"] == 0).astype(float), judged["strength"].astype(float), judged["pair"],
+            pair_id,
+        )  # fmt: skip
+        chance = active_chances(doubt, design.people_share * pair_id, design.floor)
+    chosen = rng.random(pair_id) < chance
+    first = np.unique(judged["pair"], return_index=True)[1]  # one judge row per pair
+    for pair in np.flatnonzero(chosen).tolist():
+        at = first[pair]
+        for r in rng.choice(design.raters, design.raters_per_pair, replace=False):
+            a_won = rng.random() < people_ps[pair]
+            values = (judged["a"][at], judged["b"][at], 0 if a_won else 1, design.judges + r,
+                      judged["conv"][at], judged["item"][at], pair, 1)  # fmt: skip
+            for name, value in zip(rows, values, strict=True):
+                rows[name].append(int(value))
     arr = {name: np.asarray(values, dtype=np.int64) for name, values in rows.items()}
     n = arr["a"].size
     raters = design.raters
@@ -106,7 +131,9 @@ def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
         a=arr["a"],
         b=arr["b"],
         outcome=arr["out"],
-        strength=np.ones(n),
+        strength=drawn_weight(  # people's verdicts weighed as heart weighs drawn pairs'
+            arr["strength"].astype(np.float64), chance[arr["pair"]], arr["judge"] >= design.judges
+        ),
         axis_outcome=np.full((n, 5), 2, dtype=np.int64),
         judge=arr["judge"],
         conversation=arr["conv"],
@@ -128,4 +155,5 @@ def simulate(design: Design, rng: np.random.Generator) -> Comparisons:
         axis_strength=np.zeros((n, 5)),
         axis_given=np.zeros((n, 5), dtype=bool),
         judgments=[f"v{r}" for r in range(n)],
+        pair_chance=chance[arr["pair"]],
     )

@@ -53,7 +53,7 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
     alone_covered = np.zeros(truth.size)
     alone_shown = np.zeros(truth.size)
     shown = np.zeros(truth.size)
-    ratios, lams, agreements, effective = [], [], [], []
+    ratios, lams, agreements, effective, widths, labelled = [], [], [], [], [], []
     for _ in range(studies):
         comparisons = simulate(design, rng)
         board = build_assisted_board(
@@ -74,6 +74,8 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
             i = int(s.system[1:])
             judge_covered[i] += s.low <= truth[i] <= s.high
         ratios.append(board.assistance.width_ratio)
+        widths.append(np.nanmean([s.high - s.low for s in board.leaderboard.standings]))
+        labelled.append(board.assistance.labelled)
         lams.append(board.assistance.lam)
         effective.append(board.assistance.effective_verdicts / board.assistance.labelled)
         agreements.append(agreement(comparisons))
@@ -89,6 +91,8 @@ def run(design: Design, studies: int, rounds: int, seed: int) -> dict[str, float
         "coverage_favoured": float(coverage[1]),
         "judge_coverage_favoured": float(judge_covered[1] / studies),
         "width_ratio": float(np.mean(ratios)),
+        "width": float(np.mean(widths)),
+        "labelled": float(np.mean(labelled)),
         "lambda": float(np.mean(lams)),
         "effective_share": float(np.mean(effective)),
         "agreement": float(np.mean(agreements)),
@@ -106,6 +110,7 @@ def main() -> None:
         "biased judge": Design(),
         "two biased judges": Design(judges=2),
         "coin-flip judge": Design(judge_noise=1.0),
+        "active seats": Design(seats="active"),
     }
     results = {}
     for name, design in settings.items():
@@ -122,6 +127,14 @@ def main() -> None:
             f"{r['alone_min']:.1%}–{r['alone_max']:.1%}, mean {r['alone_mean']:.1%})",
             flush=True,
         )
+    uniform, active = results["biased judge"], results["active seats"]
+    print(
+        f"active seats (people.assist: active) against uniform, one biased judge: "
+        f"{active['labelled']:.0f} against {uniform['labelled']:.0f} people's verdicts a study, "
+        f"mean assisted interval {active['width']:.1f} against {uniform['width']:.1f} Elo wide "
+        f"({active['width'] / uniform['width']:.3f}), coverage mean {active['coverage_mean']:.1%}"
+        f" against {uniform['coverage_mean']:.1%}"
+    )
     print(f"({args.studies} studies per setting, {args.rounds} rounds each, "
           f"{time.perf_counter() - start:.0f} s)")  # fmt: skip
     ratio = results["biased judge"]["width_ratio"]

@@ -21,7 +21,7 @@ from heart.config import parse_study
 from heart.errors import ImportRefused
 from heart.prompts import load_prompt
 from heart.provenance import stage_uses
-from heart.release import export_bundle, import_bundle
+from heart.release import BUNDLE_VERSION, export_bundle, import_bundle
 from heart.store import (
     BundleProvenanceRow,
     CallRow,
@@ -273,7 +273,7 @@ def test_the_bundle_carries_the_provenance_and_its_manifest_checks_it(
     out = run_heart("export", bundle, "--study", judged).stdout
     assert "provenance.json" not in out  # rows are counted per table; the file has none
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["version"] == 4
+    assert manifest["version"] == BUNDLE_VERSION == 5
     text = (bundle / "provenance.json").read_text(encoding="utf-8")
     assert manifest["files"]["provenance.json"] == {"sha256": sha256_hex(text), "rows": None}
     exported = _provenance(bundle / "provenance.json")

@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from heart import pipeline
 from heart.config import STUDY_FILE, parse_study, without_store
 from heart.errors import HeartError, ImportRefused
-from heart.release import _bundles, read_bundle, store_bundle
+from heart.release import BUNDLE_VERSION, _bundles, read_bundle, store_bundle
 from heart.store import CompletionRow, JudgmentRow, open_store
 from heart.study import create_study, open_study, staged_study
 from heart.types import sha256_hex
@@ -199,7 +199,7 @@ def test_a_file_left_out_of_the_manifest_is_refused(
     if not keep_file:
         (bundle / name).unlink()
     assert _refused_into_new_folder(bundle, tmp_path / "fresh") == (
-        f"manifest.json: 'files' does not list {name}, which every bundle of version 4 has; "
+        f"manifest.json: 'files' does not list {name}, which every bundle of version 5 has; "
         "export the bundle again"
     )
 
@@ -364,7 +364,7 @@ def test_a_bundle_exported_again_from_its_copy_is_the_same(bundle: Path, tmp_pat
         if name not in ("manifest.json", "provenance.json"):
             assert (again / name).read_bytes() == (bundle / name).read_bytes(), name
     manifest = json.loads((again / "manifest.json").read_text())
-    assert manifest["version"] == 4
+    assert manifest["version"] == BUNDLE_VERSION == 5
     assert sorted(manifest["files"]) == [n for n in names if n != "manifest.json"]
     assert len(copied["bundle_provenance"]) == 1
     assert pipeline.import_into(fresh, again).added == {}  # nothing new

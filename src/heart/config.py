@@ -532,6 +532,25 @@ class PeopleSpec(Strict):
         3, gt=0, le=20, description="people who write a reply to each context"
     )
     raters_per_pair: int = Field(5, gt=0, le=20, description="people who judge each pair")
+    judge_pairs: int | None = Field(
+        None,
+        gt=0,
+        description="how many pairs people judge, in expectation: each pair is drawn once, "
+        "with a chance kept with it, and only drawn pairs get seats (unset: every pair)",
+    )
+    assist: Literal["uniform", "active"] = Field(
+        "uniform",
+        description="how judge_pairs are drawn: 'uniform' (every pair the same chance) or "
+        "'active' (more often where the LLM judges are unsure or disagree; the judge-assisted "
+        "board weighs each verdict by one over its pair's chance, so it stays unbiased)",
+    )
+    assist_floor: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="with assist: active, the least chance of a pair, as a share of the "
+        "uniform chance judge_pairs / pairs",
+    )
     labellers_per_completion: int = Field(
         2, gt=0, le=10, description="people who label the strategies of each sampled completion"
     )

@@ -40,7 +40,7 @@ from heart.analyses._capability import (
     EqualIndex,
     capability_report,
 )
-from heart.analyses._comparisons import Comparisons, Source, load_comparisons
+from heart.analyses._comparisons import Comparisons, Source, drawn_weight, load_comparisons
 from heart.analyses._factors import (
     FACTOR_ROUGH_BELOW,
     MIN_FACTOR_COMPLETIONS,
@@ -249,6 +249,7 @@ __all__ = [
     "count_markdown",
     "count_questions",
     "count_warmth",
+    "drawn_weight",
     "ensemble_majority",
     "esconv_labels",
     "esconv_reference",

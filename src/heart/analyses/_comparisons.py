@@ -72,6 +72,9 @@ class Comparisons:
     axis_strength: npt.NDArray[np.float64]
     axis_given: npt.NDArray[np.bool_]
     judgments: list[str]  # each row's judgment id
+    # each row's pair's chance of being drawn for people (people.judge_pairs; NaN: not drawn,
+    # every pair people's); None: not read
+    pair_chance: npt.NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -140,6 +143,7 @@ class Comparisons:
             judge_sources=pick(self.judge_sources, j_kept),
             item_subsets=pick(self.item_subsets, i_kept),
             judgments=pick(self.judgments, np.flatnonzero(mask).tolist()),
+            pair_chance=None if self.pair_chance is None else self.pair_chance[mask],
         )
 
     def on_axis(self, axis: Axis) -> Comparisons:
@@ -193,6 +197,26 @@ def _side_code(side: SQLColumnExpression[str | None]) -> ColumnElement[int]:
     )  # fmt: skip
 
 
+def drawn_weight(
+    strength: npt.NDArray[np.float64],
+    chance: npt.NDArray[np.float64],
+    people: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.float64]:
+    """The boards' weight of each verdict: its strength, and for a people's verdict on a pair
+    drawn for people (``people.judge_pairs``) its strength over the pair's chance, scaled so
+    that people's verdicts keep their total weight. Uniform chances change nothing; unequal
+    ones (``people.assist: active``) undo the draw, so every board of people's verdicts
+    estimates what it would from pairs drawn uniformly."""
+    drawn = people & np.isfinite(chance) & (chance > 0)
+    if not drawn.any():
+        return strength
+    spread = np.where(drawn, strength / np.where(drawn, chance, 1.0), strength)
+    total = spread[people].sum()
+    out = strength.copy()
+    out[people] = spread[people] * (strength[people].sum() / total)
+    return out
+
+
 def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     """Every judgment that counts (``counted_judgment``) from judges of ``source`` ("llm",
     "human" or "all"), as arrays."""
@@ -221,7 +245,7 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         query = query.where(JudgeRow.source == source)
     pairs_query = select(
         PairRow.id, PairRow.a_id, PairRow.b_id, PairRow.item_id, ItemRow.conversation_id,
-        ItemRow.subset,
+        ItemRow.subset, PairRow.people_chance,
     ).join(ItemRow, ItemRow.id == PairRow.item_id)  # fmt: skip
     with store.session() as session:
         connection = session.connection()  # plain rows: no ORM bookkeeping on large studies
@@ -251,21 +275,21 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
     axis_strength = np.ascontiguousarray(codes[3 + n_axes :].T)
     # the pairs in order of their first verdict, and what each pair holds
     p_index = {pid: i for i, pid in enumerate(dict.fromkeys(pair_of))}
-    a_of, b_of, item_of, conversation_of, subset_col = (
+    a_of, b_of, item_of, conversation_of, subset_col, chance_col = (
         (list(column) for column in zip(*(pair_info[p] for p in p_index), strict=True))
         if p_index
-        else ([], [], [], [], [])
+        else ([], [], [], [], [], [])
     )
     system_a = [completions[c][0] for c in a_of]
     system_b = [completions[c][0] for c in b_of]
     systems = sorted(set(system_a) | set(system_b))
     judges = sorted(set(judge_of))
+    judge_names = {j: i for i, j in enumerate(judges)}
     conversations = sorted(set(conversation_of))
     subset_of = dict(zip(item_of, subset_col, strict=True))
     items = sorted(subset_of)
     used = sorted(set(a_of) | set(b_of))
     s_index = {s: i for i, s in enumerate(systems)}
-    j_index = {j: i for i, j in enumerate(judges)}
     c_index = {c: i for i, c in enumerate(conversations)}
     i_index = {it: i for i, it in enumerate(items)}
     cp_index = {cp: i for i, cp in enumerate(used)}
@@ -275,6 +299,11 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
 
     pair = ints(map(p_index.__getitem__, pair_of), n)
     m = len(p_index)
+    chance = np.asarray([np.nan if c is None else c for c in chance_col], dtype=np.float64)
+    chance = chance.reshape(-1)[pair]
+    judge_index = ints(map(judge_names.__getitem__, judge_of), n)
+    people = np.asarray([judge_info.get(j, ("", ""))[1] == "human" for j in judges] + [False])
+    weight = drawn_weight(strength.astype(np.float64), chance, people[judge_index])
 
     def per_row(values: Iterable[int]) -> Ints:
         """A value of each pair, on each of its verdicts' rows."""
@@ -287,9 +316,9 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         a=per_row(s_index[s] for s in system_a),
         b=per_row(s_index[s] for s in system_b),
         outcome=outcome,
-        strength=strength.astype(np.float64),
+        strength=weight,
         axis_outcome=np.minimum(axis_codes, 2),
-        judge=ints(map(j_index.__getitem__, judge_of), n),
+        judge=judge_index,
         conversation=per_row(c_index[c] for c in conversation_of),
         first_won=np.where(order_ab, outcome == 0, outcome == 1),
         length_a=per_row(completions[c][1] for c in a_of),
@@ -309,4 +338,5 @@ def load_comparisons(store: Store, *, source: Source = "llm") -> Comparisons:
         axis_strength=axis_strength.astype(np.float64),
         axis_given=axis_codes != NOT_GIVEN,
         judgments=list(id_of),
+        pair_chance=chance,
     )

@@ -68,7 +68,8 @@ class AssistPoints:
     """The judge-assisted board's points: ``labelled`` rows (people's verdicts on item-pairs an
     LLM judge judged), ``unlabelled`` rows (one LLM row per judged item-pair), and their
     per-conversation matrices: people's outcomes y and the judges' mean f on the labelled
-    points (people's weights), f on the unlabelled (weight one each)."""
+    points (people's weights, as the boards weigh them), f on the unlabelled (weight one
+    each)."""
 
     labelled: Bools
     unlabelled: Bools

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from heart.config import PeopleSpec
 from heart.ids import coin, seat_order
+from heart.people._draw import people_pairs
 from heart.people._scale import CHOICES
 from heart.sample import spread_sample
 from heart.store import (
@@ -80,7 +81,8 @@ def reopen(session: Session, seats: ColumnElement[bool]) -> None:
 
 
 def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
-    """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (and
+    """Add every missing seat: ``writers_per_item`` per item, ``raters_per_pair`` per pair (of
+    the pairs drawn for people when ``judge_pairs`` is set: ``people_pairs``; and
     after every ``check_every`` pairs one check seat on an item: gold or attention in turn,
     pairs stored later counted on from those seated before), ``labellers_per_completion`` per
     sampled completion (the sample only ever tops up to ``label_completions``). Existing seats
@@ -114,8 +116,9 @@ def sync_tasks(store: Store, spec: PeopleSpec, seed: int) -> TaskCounts:
         for item in items:
             seats(WRITE, item, item, spec.writers_per_item)
         n = sum((JUDGE, pair) in have for pair, _ in pairs)  # pairs seated already
+        chosen = people_pairs(s, spec, seed)  # None: every pair
         for pair, item in pairs:
-            if (JUDGE, pair) in have:
+            if (JUDGE, pair) in have or (chosen is not None and pair not in chosen):
                 continue
             n += 1  # counted on from the pairs seated before, so checks keep their rate
             seats(JUDGE, pair, item, spec.raters_per_pair)

@@ -59,8 +59,8 @@ from heart.store import (
 from heart.types import sha256_hex
 
 BUNDLE_FORMAT = "heart-bundle"
-BUNDLE_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
+BUNDLE_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)  # 1 had no raters, labels, rewrites or codes; 2 no provenance
 MANIFEST = "manifest.json"
 EXPORT_CHUNK = 10_000  # rows written to a bundle's file at a time
 
@@ -150,10 +150,12 @@ COLUMNS_SINCE: dict[tuple[str, str], tuple[int, Any]] = {
         )
         for column in ("cached_tokens_in", "list_cost_usd")
     },
+    ("pairs.jsonl", "people_chance"): (5, None),
 }
 """Columns the store gained while bundles of an older version were written: the first version
 whose every row has the column, and what a row written before it means (no re-asked answers; a
-taxonomy not recorded; cached tokens and list price not recorded). Every other column of a
+taxonomy not recorded; cached tokens and list price not recorded; no pair drawn for people).
+Every other column of a
 bundle's table is required in every row."""
 
 

@@ -2,6 +2,7 @@
 bootstrap, intervals, style control, multiple comparisons, inter-rater agreement, strategy
 diversity, F1)."""
 
+from heart.stats._active import FULL_STRENGTH, active_chances, judge_doubt
 from heart.stats._adaptive import (
     Candidate,
     Comparison,
@@ -132,6 +133,7 @@ __all__ = [
     "ELO_BASE",
     "ELO_SCALE",
     "FISHER_Z",
+    "FULL_STRENGTH",
     "MAX_CONVERSATIONS",
     "MAX_REFITS",
     "MIN_UNIQUENESS",
@@ -160,6 +162,7 @@ __all__ = [
     "StyleBootstrapMethod",
     "StyleControlledFit",
     "StyleDesign",
+    "active_chances",
     "alpha_if_dropped",
     "assisted_covariance",
     "assisted_covariances",
@@ -207,6 +210,7 @@ __all__ = [
     "fleiss_kappa",
     "gap_power",
     "half_widths",
+    "judge_doubt",
     "krippendorff_alpha",
     "least_squares_line",
     "max_factors",

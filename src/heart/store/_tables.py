@@ -129,6 +129,9 @@ class PairRow(Base):
     a_id: Mapped[str] = mapped_column(ForeignKey("completions.id"))
     b_id: Mapped[str] = mapped_column(ForeignKey("completions.id"))
     design: Mapped[str] = mapped_column(String(20))
+    # the chance it was drawn with for people to judge (people.judge_pairs); NULL: not drawn,
+    # every pair is people's to judge
+    people_chance: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class JudgmentRow(Base):
