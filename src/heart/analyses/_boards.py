@@ -73,7 +73,7 @@ class Board:
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per system (see ``Leaderboard.to_pandas``) with the board's ``key``, and
         the Best human last, marked ``best_human`` (selection-biased: not ranked with the
-        others)."""
+        others); the judge-assisted board's rows also carry its ``lambda``."""
         help_ = {} if self.assistance is None else {"lambda": self.assistance.lam}
         rows = [{"board": self.key, **flat(s), "best_human": False, **help_}
                 for s in self.leaderboard.standings]  # fmt: skip
@@ -231,8 +231,8 @@ def build_assisted_board(
     rule: EvidenceRule | None = None,
 ) -> Board | None:
     """People's board on ``subset`` items with the LLM judges' help (``assisted_board``;
-    ``comparisons``: every source, on those items), or None when no people's verdict is on an
-    item-pair a judge judged."""
+    ``comparisons``: every source, on those items), or None when the judges have nothing to
+    add (see ``assisted_board``)."""
     fitted = assisted_board(comparisons, rounds=rounds, seed=seed, level=level, rule=rule)
     if fitted is None:
         return None
@@ -253,10 +253,12 @@ def build_boards(
     axis_intervals: Literal["main", "every", "none"] = "main",
 ) -> Boards:
     """Every board the study's judgments support, the main one (LLM judges if any, all items)
-    first: per source that has verdicts, and "combined" when both do; per subset, "all" plus
-    each subset when the items hold more than one; ``rule``: when a standing is preliminary
-    (default ``EvidenceRule()``); ``ablations``: false to leave them out (the terminal's board
-    does not show them); ``style``: every board also with its style-controlled Elo;
+    first: per source that has verdicts, and "combined" when both do, each people's board
+    followed by its judge-assisted one when the judges can add to it
+    (``build_assisted_board``); per subset, "all" plus each subset when the items hold more
+    than one; ``rule``: when a standing is preliminary (default ``EvidenceRule()``);
+    ``ablations``: false to leave them out (the terminal's board does not show them);
+    ``style``: every board also with its style-controlled Elo;
     ``weights`` (by axis letter, summing to one): every board also with the weighted composite
     of its axes; ``axis_intervals``: which boards bootstrap each axis (and the composite) too,
     the main one (the report: its five-axis profile), every one, or none."""
