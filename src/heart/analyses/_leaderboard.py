@@ -20,6 +20,7 @@ from heart.analyses._style import StyleControl, StyleInputs, build_style_control
 from heart.frames import records_frame
 from heart.stats import (
     EloDifference,
+    FlipSearch,
     bootstrap_by_conversation,
     clearly_above,
     cluster_robust_interval,
@@ -27,7 +28,6 @@ from heart.stats import (
     elo_differences,
     elo_from_theta,
     few_conversations_factor,
-    fewest_removals,
     fit_bradley_terry,
     online_elo,
     paper_interval,
@@ -461,18 +461,17 @@ def build_leaderboard(
 def fragile_orders(comparisons: Comparisons, standings: list[Standing]) -> list[Standing]:
     """``standings`` (board order) with, on each but the last, the fewest verdicts and the
     fewest conversations whose removal puts the next system at or above it
-    (``fewest_removals``)."""
+    (``FlipSearch``)."""
     index = {s: i for i, s in enumerate(comparisons.systems)}
     share = np.select([comparisons.outcome == 0, comparisons.outcome == 2], [1.0, 0.5], 0.0)
-    rows = np.arange(len(comparisons))
+    search = FlipSearch(
+        comparisons.a, comparisons.b, share, comparisons.strength, len(comparisons.systems)
+    )
+    units = (np.arange(len(comparisons)), comparisons.conversation)
     out = list(standings)
     for n in range(len(standings) - 1):
         upper, lower = index[standings[n].system], index[standings[n + 1].system]
-        found = [
-            fewest_removals(comparisons.a, comparisons.b, share, comparisons.strength, unit,
-                            len(comparisons.systems), upper, lower)
-            for unit in (rows, comparisons.conversation)
-        ]  # fmt: skip
+        found = [search.count(unit, upper, lower) for unit in units]
         verdicts, conversations = (float("nan") if f.count is None else float(f.count)
                                    for f in found)  # fmt: skip
         out[n] = replace(

@@ -82,7 +82,7 @@ from heart.stats._few_conversations import (
     tied_ranks,
     widen,
 )
-from heart.stats._fragile import MAX_REFITS, Removal, fewest_removals
+from heart.stats._fragile import MAX_REFITS, FlipSearch, Removal, fewest_removals
 from heart.stats._intervals import paper_interval, percentile_interval
 from heart.stats._kappa import cohen_kappa
 from heart.stats._logistic import LogisticFit, fit_logistic
@@ -153,6 +153,7 @@ __all__ = [
     "EloDifference",
     "F1Result",
     "FactorSolution",
+    "FlipSearch",
     "LogisticFit",
     "ParallelAnalysis",
     "RateDifference",

@@ -42,19 +42,94 @@ def _matrix(a: IntArray, b: IntArray, share: FloatArray, weight: FloatArray, k: 
     return matrix
 
 
-def _influence(
-    wins: FloatArray, theta: FloatArray, upper: int, lower: int
-) -> tuple[FloatArray, FloatArray]:
-    """v = H⁺(e_upper − e_lower) and the fitted p = σ(θi − θj)."""
-    k = theta.size
-    p = expit(theta[:, None] - theta[None, :])
-    total = wins + wins.T
-    curvature = total * p * (1.0 - p)
-    hessian = np.diag(curvature.sum(axis=1)) - curvature
-    direction = np.zeros(k)
-    direction[upper], direction[lower] = 1.0, -1.0
-    v: FloatArray = np.linalg.pinv(hessian, hermitian=True) @ direction
-    return v, p
+class FlipSearch:
+    """One board's verdicts, fitted once, for searching the fewest removals that flip each of
+    its orders (``count``): the fit, the bread H⁺ and each verdict's residual w(s − p_ab) do
+    not depend on the two systems, so a board's searches share them."""
+
+    def __init__(
+        self, a: IntArray, b: IntArray, share_a: FloatArray, weight: FloatArray, k: int
+    ) -> None:
+        self.a, self.b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        self.share = np.asarray(share_a, dtype=np.float64)
+        self.weight = np.asarray(weight, dtype=np.float64)
+        self.k = k
+        self.wins = _matrix(self.a, self.b, self.share, self.weight, k)
+        self.theta = fit_bradley_terry(self.wins).theta
+        p = expit(self.theta[:, None] - self.theta[None, :])
+        total = self.wins + self.wins.T
+        curvature = total * p * (1.0 - p)
+        hessian = np.diag(curvature.sum(axis=1)) - curvature
+        self.bread = np.linalg.pinv(hessian, hermitian=True)
+        self.residual = self.weight * (self.share - p[self.a, self.b])
+
+    def count(
+        self, unit: IntArray, upper: int, lower: int, max_refits: int = MAX_REFITS
+    ) -> Removal:
+        """The fewest units (``unit``: each verdict's, as in ``fewest_removals``) whose
+        verdicts, removed, leave θ_lower ≥ θ_upper."""
+        theta = self.theta
+        if theta[lower] >= theta[upper] - LEVEL:
+            return Removal(0)
+        v = self.bread[:, upper] - self.bread[:, lower]
+        # removing a verdict moves the gap by about −vᵀ∇ℓ, ∇ℓ = w(s − p_ab)(e_a − e_b)
+        moved = -self.residual * (v[self.a] - v[self.b])
+        unit = np.asarray(unit, dtype=np.int64)
+        units = int(unit.max()) + 1 if unit.size else 0
+        by_unit = np.bincount(unit, weights=moved, minlength=units).astype(np.float64)
+        negative = int((by_unit < 0).sum())
+        if not negative:
+            return Removal(None)
+        gap = theta[upper] - theta[lower]
+        order = _most_closing(by_unit, min(negative, FIRST_LOOK))
+        refits = 0
+
+        def flips(count: int) -> bool:
+            nonlocal refits
+            refits += 1
+            chosen = np.zeros(units, dtype=bool)
+            chosen[order[:count]] = True
+            gone = chosen[unit]
+            removed = _matrix(self.a[gone], self.b[gone], self.share[gone], self.weight[gone],
+                              self.k)  # fmt: skip
+            left = np.maximum(self.wins - removed, 0.0)
+            played = left.sum(axis=0) + left.sum(axis=1)
+            if played[upper] <= 0 or played[lower] <= 0:
+                return False  # a system with nothing left is not rated, so not above or below
+            fitted = fit_bradley_terry(left).theta
+            return bool(fitted[lower] >= fitted[upper] - LEVEL)
+
+        predicted = int(np.searchsorted(-np.cumsum(by_unit[order]), gap)) + 1
+        # grow from the first-order guess until the order flips, then narrow down
+        low, high = 0, min(max(predicted, 1), negative)
+        while True:
+            if high > order.size:  # look further down the removal order
+                order = _most_closing(by_unit, min(negative, max(high, 4 * order.size)))
+            if flips(high):
+                break
+            if high == negative or refits >= max_refits:
+                return Removal(None)
+            low, high = high, min(negative, max(high + 1, math.ceil(high * 1.5)))
+        while high - low > 1 and refits < max_refits:
+            middle = (low + high) // 2
+            if flips(middle):
+                high = middle
+            else:
+                low = middle
+        return Removal(high, narrowed=high - low <= 1)
+
+
+FIRST_LOOK = 4096
+"""Units ordered at first by how much they close a gap (the rest only if the search needs
+them): a full sort of a large board's verdicts would cost more than its refits."""
+
+
+def _most_closing(by_unit: FloatArray, m: int) -> IntArray:
+    """The ``m`` units that close the gap most, most first."""
+    everything = m >= by_unit.size
+    picked = np.arange(by_unit.size) if everything else np.argpartition(by_unit, m - 1)[:m]
+    order: IntArray = picked[np.argsort(by_unit[picked], kind="stable")]
+    return order[by_unit[order] < 0]
 
 
 def fewest_removals(
@@ -75,51 +150,5 @@ def fewest_removals(
     half for a tie), its ``weight``, and the ``unit`` it belongs to (its own index to remove
     verdicts one by one, its conversation to remove conversations). 0 when the order already
     has the lower system at or above the upper; a removal that leaves either system without a
-    comparison does not count as a flip."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    share, w = np.asarray(share_a, dtype=np.float64), np.asarray(weight, dtype=np.float64)
-    unit = np.asarray(unit, dtype=np.int64)
-    wins = _matrix(a, b, share, w, k)
-    theta = fit_bradley_terry(wins).theta
-    if theta[lower] >= theta[upper] - LEVEL:
-        return Removal(0)
-    v, p = _influence(wins, theta, upper, lower)
-    # removing a verdict moves the gap by about −vᵀ∇ℓ, ∇ℓ = w(s − p_ab)(e_a − e_b)
-    moved = -w * (share - p[a, b]) * (v[a] - v[b])
-    units = int(unit.max()) + 1 if unit.size else 0
-    by_unit = np.bincount(unit, weights=moved, minlength=units)
-    closing = np.flatnonzero(by_unit < 0)
-    if not closing.size:
-        return Removal(None)
-    closing = closing[np.argsort(by_unit[closing], kind="stable")]
-    rank = np.full(units, closing.size, dtype=np.int64)
-    rank[closing] = np.arange(closing.size)
-    row_rank = rank[unit]  # the place of each verdict's unit in the removal order
-    gap = theta[upper] - theta[lower]
-    predicted = int(np.searchsorted(-np.cumsum(by_unit[closing]), gap)) + 1
-    refits = 0
-
-    def flips(count: int) -> bool:
-        nonlocal refits
-        refits += 1
-        gone = row_rank < count
-        left = np.maximum(wins - _matrix(a[gone], b[gone], share[gone], w[gone], k), 0.0)
-        played = left.sum(axis=0) + left.sum(axis=1)
-        if played[upper] <= 0 or played[lower] <= 0:
-            return False  # a system with nothing left is not rated, so not above or below
-        fitted = fit_bradley_terry(left).theta
-        return bool(fitted[lower] >= fitted[upper] - LEVEL)
-
-    # grow from the first-order guess until the order flips, then narrow down
-    low, high = 0, min(max(predicted, 1), closing.size)
-    while not flips(high):
-        if high == closing.size or refits >= max_refits:
-            return Removal(None)
-        low, high = high, min(closing.size, max(high + 1, math.ceil(high * 1.5)))
-    while high - low > 1 and refits < max_refits:
-        middle = (low + high) // 2
-        if flips(middle):
-            high = middle
-        else:
-            low = middle
-    return Removal(high, narrowed=high - low <= 1)
+    comparison does not count as a flip. (A board's searches share a ``FlipSearch``.)"""
+    return FlipSearch(a, b, share_a, weight, k).count(unit, upper, lower, max_refits)
