@@ -11,6 +11,7 @@ when the refits ran out before the count was narrowed to one."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +63,7 @@ class FlipSearch:
         hessian = np.diag(curvature.sum(axis=1)) - curvature
         self.bread = np.linalg.pinv(hessian, hermitian=True)
         self.residual = self.weight * (self.share - p[self.a, self.b])
+        self._layouts: dict[int, tuple[IntArray, IntArray, IntArray]] = {}
 
     def count(
         self, unit: IntArray, upper: int, lower: int, max_refits: int = MAX_REFITS
@@ -84,12 +86,12 @@ class FlipSearch:
         order = _most_closing(by_unit, min(negative, FIRST_LOOK))
         refits = 0
 
+        rows_of = self._rows_of(unit, units)
+
         def flips(count: int) -> bool:
             nonlocal refits
             refits += 1
-            chosen = np.zeros(units, dtype=bool)
-            chosen[order[:count]] = True
-            gone = chosen[unit]
+            gone = rows_of(order[:count])
             removed = _matrix(self.a[gone], self.b[gone], self.share[gone], self.weight[gone],
                               self.k)  # fmt: skip
             left = np.maximum(self.wins - removed, 0.0)
@@ -117,6 +119,24 @@ class FlipSearch:
             else:
                 low = middle
         return Removal(high, narrowed=high - low <= 1)
+
+    def _rows_of(self, unit: IntArray, units: int) -> Callable[[IntArray], IntArray]:
+        """How to find the verdicts of some units: their own rows when each verdict is its
+        own unit, else through the verdicts sorted by unit (made once per unit array)."""
+        if units == unit.size and np.array_equal(unit, np.arange(units)):
+            return lambda chosen: chosen
+        key = id(unit)
+        if key not in self._layouts:
+            by_unit = np.argsort(unit, kind="stable").astype(np.int64)
+            firsts = np.searchsorted(unit[by_unit], np.arange(units + 1)).astype(np.int64)
+            self._layouts[key] = (unit, by_unit, firsts)
+        _, rows, starts = self._layouts[key]
+
+        def verdicts_of(chosen: IntArray) -> IntArray:
+            parts = [rows[starts[u] : starts[u + 1]] for u in chosen.tolist()]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+        return verdicts_of
 
 
 FIRST_LOOK = 4096
