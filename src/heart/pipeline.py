@@ -327,13 +327,10 @@ def plan(
         seconds_per_task=timing.seconds, seconds_measured=timing.measured,
         pay_per_hour=spec.pay_per_hour, currency=spec.currency,
     )  # fmt: skip
-    found = plan_study(
+    return plan_study(
         comparisons, target, prices, seed=study.config.seed, studies=studies,
-        basis="pilot" if have_pilot else "assumptions",
+        basis="pilot" if have_pilot else "assumptions", have=holdings(pilot),
     )  # fmt: skip
-    if not have_pilot:  # what the study itself holds, not the assumed pilot's
-        found = replace(found, have=holdings(pilot))
-    return found
 
 
 def verdicts(study: Study) -> VerdictTable:
@@ -402,9 +399,7 @@ def leaderboard(
         chosen = comparisons.select(picked[comparisons.judge])
         sources = set(chosen.judge_sources)
         source = sources.pop() if len(sources) == 1 else "all"  # type: ignore[assignment]
-    if subset not in ("all", *sorted(set(comparisons.item_subsets))):
-        have = ", ".join(["all", *sorted(set(comparisons.item_subsets))])
-        raise HeartError(f"no verdicts on {subset!r} items; the subsets judged are: {have}")
+    _check_subset(comparisons, subset)
     rows = chosen.by_subset(subset)
     if len(rows.systems) < 2:
         raise HeartError(
@@ -419,14 +414,21 @@ def leaderboard(
     )  # fmt: skip
 
 
+def _check_subset(comparisons: Comparisons, subset: str) -> None:
+    """A HeartError naming the subsets judged when ``subset`` is none of them."""
+    judged = ["all", *sorted(set(comparisons.item_subsets))]
+    if subset not in judged:
+        raise HeartError(
+            f"no verdicts on {subset!r} items; the subsets judged are: {', '.join(judged)}"
+        )
+
+
 def _assisted_board(study: Study, comparisons: Comparisons, subset: str) -> Board:
     """The judge-assisted people's board on ``subset`` items, or a HeartError saying why there
     is none."""
     from heart.analyses import build_assisted_board
 
-    if subset not in ("all", *sorted(set(comparisons.item_subsets))):
-        have = ", ".join(["all", *sorted(set(comparisons.item_subsets))])
-        raise HeartError(f"no verdicts on {subset!r} items; the subsets judged are: {have}")
+    _check_subset(comparisons, subset)
     ratings = study.config.ratings
     board = build_assisted_board(
         comparisons.by_subset(subset), subset, rounds=ratings.bootstrap_rounds,

@@ -33,6 +33,7 @@ from heart.analyses._boards import (
     build_assisted_board,
     build_board,
     build_boards,
+    judges_audit,
 )
 from heart.analyses._capability import (
     CapabilityPoint,
@@ -261,6 +262,7 @@ __all__ = [
     "human_llm_agreement",
     "judge_votes",
     "judges_against_people",
+    "judges_audit",
     "kendall_tau_rows",
     "latency_report",
     "load_comparisons",

@@ -21,7 +21,7 @@ from heart.analyses._leaderboard import (
     _reasons,
     _shares,
 )
-from heart.analyses._pairing import assist_points, pair_means, source_rows
+from heart.analyses._pairing import assist_points, pair_means
 from heart.stats import (
     bootstrap_assisted,
     elo_from_theta,
@@ -79,20 +79,20 @@ def assisted_board(
     every such item-pair between systems people compared, outcome f. λ is PPI++'s power-tuned
     choice; intervals come from the conversation bootstrap over both sets together."""
     rule = rule or EvidenceRule()
-    judged, _ = pair_means(comparisons, source_rows(comparisons, "llm"))
-    people = source_rows(comparisons, "human")
+    judged, _ = pair_means(comparisons, comparisons.source_rows("llm"))
+    people = comparisons.source_rows("human")
     has_f = np.isfinite(judged[comparisons.pair])
     labelled_rows = people & has_f
     if not labelled_rows.any():
         return None
-    mine = comparisons.select(labelled_rows | (source_rows(comparisons, "llm") & has_f))
-    labelled = source_rows(mine, "human")  # renumbered: found again on the selection
+    mine = comparisons.select(labelled_rows | (comparisons.source_rows("llm") & has_f))
+    labelled = mine.source_rows("human")  # renumbered: found again on the selection
     seen = np.zeros(len(mine.systems), dtype=bool)
     seen[mine.a[labelled]] = seen[mine.b[labelled]] = True
     if seen.sum() < 2:
         return None
     points = assist_points(mine, seen)  # unlabelled: between systems people compared
-    unlabelled, llm = points.unlabelled, source_rows(mine, "llm")
+    unlabelled, llm = points.unlabelled, mine.source_rows("llm")
     heard = np.zeros(int(mine.pair.max()) + 1, dtype=bool)
     heard[mine.pair[labelled]] = True
     if heard[mine.pair[unlabelled]].all():

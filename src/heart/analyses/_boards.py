@@ -115,8 +115,12 @@ class BoardAudit:
 
 def board_audit(board: Board, audits: list[JudgeAudit]) -> BoardAudit:
     """The audit's verdict on each judge whose verdicts ``board`` counts."""
+    return judges_audit(board.leaderboard.judges, audits)
+
+
+def judges_audit(judges: tuple[str, ...], audits: list[JudgeAudit]) -> BoardAudit:
+    """The audit's verdict on each of ``judges``."""
     by_judge = {a.judge: a for a in audits}
-    judges = board.leaderboard.judges
     return BoardAudit(
         passed=tuple(j for j in judges if j in by_judge and not by_judge[j].flagged),
         flagged=tuple(j for j in judges if j in by_judge and by_judge[j].flagged),

@@ -25,6 +25,8 @@ from heart.store import (
 from heart.types import Axis, Order, Side
 
 AXIS_CODES = {Side.A: 0, Side.B: 1, Side.TIE: 2, Side.NONE: 2}
+A_SHARE = np.array([1.0, 0.0, 0.5])
+"""What an outcome code (a won, b won, tie) gives a: 1, 0 or half."""
 Source = Literal["llm", "human", "all"]
 Ints = npt.NDArray[np.int64]
 
@@ -156,12 +158,23 @@ class Comparisons:
             judged, outcome=outcome, strength=axis_weight(outcome, judged.axis_strength[:, k])
         )
 
+    def source_rows(self, source: str) -> npt.NDArray[np.bool_]:
+        """The rows whose judge is of ``source`` (``llm`` or ``human``)."""
+        sources = np.asarray([*self.judge_sources, ""], dtype=object)
+        rows: npt.NDArray[np.bool_] = sources[self.judge] == source
+        return rows
+
+    @property
+    def a_share(self) -> npt.NDArray[np.float64]:
+        """Each row's outcome as a's share: 1 when a won, 0 when b won, half a tie."""
+        share: npt.NDArray[np.float64] = A_SHARE[self.outcome]
+        return share
+
     def by_source(self, source: Source) -> Comparisons:
         """Only the verdicts of LLM judges, of human raters, or (``all``) both."""
         if source == "all":
             return self
-        sources = np.asarray([*self.judge_sources, ""], dtype=object)
-        return self.select(sources[self.judge] == source)
+        return self.select(self.source_rows(source))
 
     def by_subset(self, subset: str) -> Comparisons:
         """Only the comparisons on items of ``subset`` (``all``: every item)."""

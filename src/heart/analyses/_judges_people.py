@@ -17,7 +17,7 @@ from heart.analyses._leaderboard import (
     _distinct,
     _reasons,
 )
-from heart.analyses._pairing import source_rows, wins_of
+from heart.analyses._pairing import wins_of
 from heart.stats import (
     bootstrap_stack_by_conversation,
     elo_from_theta,
@@ -118,7 +118,7 @@ def _one(
     level: float,
     rule: EvidenceRule,
 ) -> JudgeVsPeople | None:
-    people = source_rows(comparisons, "human")
+    people = comparisons.source_rows("human")
     m = int(comparisons.pair.max()) + 1
     both = np.zeros(m, dtype=bool)
     both[comparisons.pair[judge_rows]] = True
@@ -129,7 +129,7 @@ def _one(
     if not keep.any():
         return None
     mine = comparisons.select(keep)
-    human = source_rows(mine, "human")
+    human = mine.source_rows("human")
     k = len(mine.systems)
     stack = np.stack([wins_of(mine, ~human), wins_of(mine, human)])
     counts = np.stack([
@@ -202,8 +202,8 @@ def judges_against_people(
     rule = rule or EvidenceRule()
     if not len(comparisons):
         return []
-    llm = source_rows(comparisons, "llm")
-    if not llm.any() or not source_rows(comparisons, "human").any():
+    llm = comparisons.source_rows("llm")
+    if not llm.any() or not comparisons.source_rows("human").any():
         return []
     judges = sorted({comparisons.judges[j] for j in comparisons.judge[llm].tolist()})
     out = []

@@ -463,10 +463,10 @@ def fragile_orders(comparisons: Comparisons, standings: list[Standing]) -> list[
     fewest conversations whose removal puts the next system at or above it
     (``FlipSearch``)."""
     index = {s: i for i, s in enumerate(comparisons.systems)}
-    share = np.select([comparisons.outcome == 0, comparisons.outcome == 2], [1.0, 0.5], 0.0)
     search = FlipSearch(
-        comparisons.a, comparisons.b, share, comparisons.strength, len(comparisons.systems)
-    )
+        comparisons.a, comparisons.b, comparisons.a_share, comparisons.strength,
+        len(comparisons.systems),
+    )  # fmt: skip
     units = (np.arange(len(comparisons)), comparisons.conversation)
     out = list(standings)
     for n in range(len(standings) - 1):

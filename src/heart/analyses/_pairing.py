@@ -9,19 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons
-from heart.stats import conversation_win_matrices
+from heart.stats import conversation_win_matrices, share_wins
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
-A_SHARE = np.array([1.0, 0.0, 0.5])
-"""What an outcome code (a won, b won, tie) gives a: 1, 0 or half."""
-
-
-def source_rows(comparisons: Comparisons, source: str) -> Bools:
-    """The rows of ``comparisons`` whose judge is of ``source`` (``llm`` or ``human``)."""
-    sources = np.asarray([*comparisons.judge_sources, ""], dtype=object)
-    mask: Bools = sources[comparisons.judge] == source
-    return mask
 
 
 def pair_means(comparisons: Comparisons, rows: Bools) -> tuple[Floats, Floats]:
@@ -30,7 +21,7 @@ def pair_means(comparisons: Comparisons, rows: Bools) -> tuple[Floats, Floats]:
     m = int(comparisons.pair.max()) + 1 if len(comparisons) else 0
     pair = comparisons.pair[rows]
     count = np.bincount(pair, minlength=m).astype(np.float64)
-    total = np.bincount(pair, weights=A_SHARE[comparisons.outcome[rows]], minlength=m)
+    total = np.bincount(pair, weights=comparisons.a_share[rows], minlength=m)
     mean: Floats = np.divide(total, count, out=np.full(m, np.nan), where=count > 0)
     return mean, count
 
@@ -38,19 +29,13 @@ def pair_means(comparisons: Comparisons, rows: Bools) -> tuple[Floats, Floats]:
 def share_matrices(
     comparisons: Comparisons, rows: Bools, share_a: Floats, weight: Floats
 ) -> Floats:
-    """(conversations, systems, systems) win matrices of ``rows``: each puts weight·share_a on
-    a over b and weight·(1 − share_a) on b over a, in its conversation (``share_a`` and
-    ``weight`` one value per selected row)."""
-    k, c = len(comparisons.systems), len(comparisons.conversations)
-    a, b = comparisons.a[rows], comparisons.b[rows]
-    conversation = comparisons.conversation[rows]
-    size = c * k * k
-    out = np.bincount((conversation * k + a) * k + b, weights=weight * share_a, minlength=size)
-    out += np.bincount(
-        (conversation * k + b) * k + a, weights=weight * (1.0 - share_a), minlength=size
-    )
-    matrices: Floats = out.astype(np.float64).reshape(c, k, k)
-    return matrices
+    """(conversations, systems, systems) win matrices of ``rows`` (``share_wins``): each puts
+    weight·share_a on a over b and weight·(1 − share_a) on b over a, in its conversation
+    (``share_a`` and ``weight`` one value per selected row)."""
+    return share_wins(
+        comparisons.a[rows], comparisons.b[rows], share_a, weight, len(comparisons.systems),
+        comparisons.conversation[rows], len(comparisons.conversations),
+    )  # fmt: skip
 
 
 def wins_of(comparisons: Comparisons, rows: Bools) -> Floats:
@@ -85,9 +70,9 @@ class AssistPoints:
 def assist_points(comparisons: Comparisons, systems: Bools | None = None) -> AssistPoints:
     """``AssistPoints`` of ``comparisons`` (every source); ``systems``: the unlabelled points
     only between these systems (a mask over ``comparisons.systems``)."""
-    llm = source_rows(comparisons, "llm")
+    llm = comparisons.source_rows("llm")
     f, _ = pair_means(comparisons, llm)
-    labelled = source_rows(comparisons, "human") & np.isfinite(f[comparisons.pair])
+    labelled = comparisons.source_rows("human") & np.isfinite(f[comparisons.pair])
     first = np.zeros(len(comparisons), dtype=bool)
     first[np.unique(np.where(llm, comparisons.pair, -1), return_index=True)[1]] = True
     unlabelled = first & llm
@@ -97,7 +82,7 @@ def assist_points(comparisons: Comparisons, systems: Bools | None = None) -> Ass
     return AssistPoints(
         labelled=labelled,
         unlabelled=unlabelled,
-        y=share_matrices(comparisons, labelled, A_SHARE[comparisons.outcome[labelled]], weight),
+        y=share_matrices(comparisons, labelled, comparisons.a_share[labelled], weight),
         fl=share_matrices(comparisons, labelled, f[comparisons.pair[labelled]], weight),
         fu=share_matrices(comparisons, unlabelled, f[comparisons.pair[unlabelled]],
                           np.ones(int(unlabelled.sum()))),

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from heart.analyses._comparisons import Comparisons
-from heart.analyses._pairing import assist_points, source_rows, wins_of
+from heart.analyses._pairing import assist_points, wins_of
 from heart.stats import (
     ELO_SCALE,
     assisted_covariances,
@@ -153,7 +153,7 @@ class _Pilot:
 
 
 def _pilot(comparisons: Comparisons) -> _Pilot:
-    llm, human = source_rows(comparisons, "llm"), source_rows(comparisons, "human")
+    llm, human = comparisons.source_rows("llm"), comparisons.source_rows("human")
     c = len(comparisons.conversations)
 
     def stack(rows: npt.NDArray[np.bool_]) -> Floats:
@@ -166,7 +166,6 @@ def _pilot(comparisons: Comparisons) -> _Pilot:
     with_judges = np.isin(np.arange(c), comparisons.conversation[llm])
     judged_conversations = max(int(with_judges.sum()), 1)
     people_conversations = max(int(np.isin(np.arange(c), comparisons.conversation[human]).sum()), 1)
-    items = len(set(comparisons.item.tolist()))
     return _Pilot(
         judges=stack(llm),
         people=stack(human),
@@ -174,7 +173,7 @@ def _pilot(comparisons: Comparisons) -> _Pilot:
         judged_only=fu[with_judges & ~with_people],
         judge_per_conversation=int(llm.sum()) / judged_conversations,
         people_per_conversation=int(human.sum()) / people_conversations,
-        items_per_conversation=items / max(c, 1),
+        items_per_conversation=len(comparisons.items) / max(c, 1),
     )
 
 
@@ -208,12 +207,14 @@ def plan_study(
     seed: int = 0,
     studies: int = STUDIES,
     basis: str = "pilot",
+    have: dict[str, int] | None = None,
 ) -> StudyPlan:
     """The study's size for ``target`` from the pilot ``comparisons`` (every source): the
     conversations the LLM judges' board needs, the people's verdicts the people's board needs,
     and the people's verdicts the judge-assisted board needs with the judges on the planned
     conversations, each the smallest size at which ``REACH`` of ``studies`` simulated studies
-    meet the target (resampling the pilot's conversations)."""
+    meet the target (resampling the pilot's conversations); ``have``: what the study holds
+    (default: the pilot's ``holdings``, for a pilot made from assumptions the study's own)."""
     pilot = _pilot(comparisons)
     notes = []
     conversations = _size_for(pilot.judges, target, seed, studies) if pilot.judges.size else None
@@ -267,7 +268,7 @@ def plan_study(
         else round(people_conversations * pilot.people_per_conversation),
         people_verdicts_assisted=assisted,
         prices=prices,
-        have=holdings(comparisons),
+        have=holdings(comparisons) if have is None else have,
         systems=len(comparisons.systems),
         studies=studies,
         notes=tuple(notes),
@@ -280,8 +281,8 @@ def holdings(comparisons: Comparisons) -> dict[str, int]:
     return {
         "conversations": len(comparisons.conversations),
         "items": len(comparisons.items),
-        "judge_verdicts": int(source_rows(comparisons, "llm").sum()),
-        "people_verdicts": int(source_rows(comparisons, "human").sum()),
+        "judge_verdicts": int(comparisons.source_rows("llm").sum()),
+        "people_verdicts": int(comparisons.source_rows("human").sum()),
     }
 
 

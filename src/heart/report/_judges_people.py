@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from heart.analyses import JudgeAudit, JudgeVsPeople
+from heart.analyses import JudgeAudit, JudgeVsPeople, judges_audit
 from heart.report._csv import Cell, csv_text
 from heart.report._facts import StudyFacts
 from heart.report._section import Block, Flag, Section
@@ -21,14 +21,6 @@ CSV_COLUMNS = [
     "verdicts_judge", "verdicts_people", "conversations", "preliminary", "preliminary_reasons",
     "tau", "tau_low", "tau_high", "item_pairs", "judge_audit",
 ]  # fmt: skip
-
-
-def audit_verdict(judges: tuple[str, ...], audits: list[JudgeAudit]) -> str:
-    """What the judge audit says of these LLM judges: flagged, passed, or not audited."""
-    by_judge = {a.judge: a for a in audits}
-    if any(j in by_judge and by_judge[j].flagged for j in judges):
-        return "flagged"
-    return "passed" if all(j in by_judge for j in judges) else "not audited"
 
 
 def tau_text(found: JudgeVsPeople) -> str:
@@ -59,7 +51,7 @@ def gap_table(found: JudgeVsPeople, audits: list[JudgeAudit]) -> Table:
         f"{found.item_pairs} item-pairs both judged; the gap's interval refits both sides on the "
         f"same resampled conversations ({found.rounds} rounds). A judge that lifts one system "
         "lowers the others a little, as every Elo is measured from the mean. Judge audit: "
-        f"{audit_verdict(found.judges, audits)}."
+        f"{judges_audit(found.judges, audits).verdict}."
     )
     return Table(
         f"{found.judge} against people",
@@ -76,7 +68,7 @@ def judges_people_section(facts: StudyFacts) -> Section:
     blocks: list[Block] = []
     for item in found:
         if item.apart:
-            audit = audit_verdict(item.judges, facts.audit)
+            audit = judges_audit(item.judges, facts.audit).verdict
             told = " The judge audit flags this judge." if audit == "flagged" else ""
             blocks.append(Flag(item.sentence() + told, f"judge-apart-{item.judge}"))
     if not blocks:
@@ -97,7 +89,7 @@ def judges_people_files(facts: StudyFacts) -> dict[str, str]:
             found.judge, s.system, s.elo_judge, s.elo_people, s.gap, s.gap_low, s.gap_high,
             s.apart, s.verdicts_judge, s.verdicts_people, s.conversations, bool(s.preliminary),
             "; ".join(s.preliminary), found.tau, found.tau_low, found.tau_high, found.item_pairs,
-            audit_verdict(found.judges, facts.audit),
+            judges_audit(found.judges, facts.audit).verdict,
         ]
         for found in facts.judges_vs_people
         for s in found.systems

@@ -45,9 +45,10 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
     weighted = board is not None and board.leaderboard.weights is not None
     styled = board is not None and board.leaderboard.style is not None
     table = RichTable(title=as_text(title, style="table.title"), show_edge=not weighted)
-    assisted = board is not None and board.assistance is not None  # no axes: one preference
+    # people's verdicts with the judges' help give one preference: no axis columns
+    axes = AXES if board is None or board.assistance is None else []
     columns = [*TERMINAL_COLUMNS[:4], *([COMPOSITE_COLUMN] if weighted else []),
-               *(c for c in TERMINAL_COLUMNS[4:] if not (assisted and c in AXES))]  # fmt: skip
+               *TERMINAL_COLUMNS[4:6], *axes]  # fmt: skip
     if styled:
         columns[2:4] = [f"{head}\n{STYLE_LINE}" for head in columns[2:4]]
     for head in columns:  # numbers whole; a long system name wraps instead
@@ -67,8 +68,7 @@ def terminal_table(facts: StudyFacts, board: Board | None = None) -> RichTable:
                           in zip(shown[2:4], row[at : at + 2], strict=True)]  # fmt: skip
         if weighted:
             shown.append(cell[COMPOSITE].split(" [")[0].strip("()"))
-        shown += [cell["comparisons"], cell["win rate"], *(cell.get(a, NO_DATA) for a in AXES)]
-        shown = shown[: len(columns)]
+        shown += [cell["comparisons"], cell["win rate"], *(cell[a] for a in axes)]
         table.add_row(*map(as_text, shown))
     lb = board.leaderboard
     table.caption = (

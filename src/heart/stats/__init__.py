@@ -125,6 +125,7 @@ from heart.stats._style_bootstrap import (
 from heart.stats._wins import (
     conversation_win_matrices,
     overall_win_rate,
+    share_wins,
     win_matrix,
     win_rates,
 )
@@ -231,6 +232,7 @@ __all__ = [
     "rate_differences_by_conversation",
     "rate_spread",
     "resampled_counts",
+    "share_wins",
     "smallest_size",
     "spearman_correlation",
     "spearman_rounds",

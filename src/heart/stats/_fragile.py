@@ -19,6 +19,7 @@ from scipy.special import expit
 
 from heart.stats._bradley_terry import fit_bradley_terry
 from heart.stats._types import FloatArray, IntArray
+from heart.stats._wins import share_wins
 
 LEVEL = 1e-9
 """Two fitted strengths this close are level (a fit of equal records is equal only to rounding)."""
@@ -36,13 +37,6 @@ class Removal:
     narrowed: bool = True
 
 
-def _matrix(a: IntArray, b: IntArray, share: FloatArray, weight: FloatArray, k: int) -> FloatArray:
-    out = np.bincount(a * k + b, weights=weight * share, minlength=k * k)
-    out += np.bincount(b * k + a, weights=weight * (1.0 - share), minlength=k * k)
-    matrix: FloatArray = out.astype(np.float64).reshape(k, k)
-    return matrix
-
-
 class FlipSearch:
     """One board's verdicts, fitted once, for searching the fewest removals that flip each of
     its orders (``count``): the fit, the bread H⁺ and each verdict's residual w(s − p_ab) do
@@ -55,7 +49,7 @@ class FlipSearch:
         self.share = np.asarray(share_a, dtype=np.float64)
         self.weight = np.asarray(weight, dtype=np.float64)
         self.k = k
-        self.wins = _matrix(self.a, self.b, self.share, self.weight, k)
+        self.wins = share_wins(self.a, self.b, self.share, self.weight, k)[0]
         self.theta = fit_bradley_terry(self.wins).theta
         p = expit(self.theta[:, None] - self.theta[None, :])
         total = self.wins + self.wins.T
@@ -92,8 +86,8 @@ class FlipSearch:
             nonlocal refits
             refits += 1
             gone = rows_of(order[:count])
-            removed = _matrix(self.a[gone], self.b[gone], self.share[gone], self.weight[gone],
-                              self.k)  # fmt: skip
+            removed = share_wins(self.a[gone], self.b[gone], self.share[gone],
+                                 self.weight[gone], self.k)[0]  # fmt: skip
             left = np.maximum(self.wins - removed, 0.0)
             played = left.sum(axis=0) + left.sum(axis=1)
             if played[upper] <= 0 or played[lower] <= 0:

@@ -95,6 +95,29 @@ def conversation_win_matrices(
     return flat.reshape(n_conversations, k, k)
 
 
+def share_wins(
+    a: IntArray,
+    b: IntArray,
+    share_a: FloatArray,
+    weight: FloatArray,
+    n_systems: int,
+    conversation: IntArray | None = None,
+    n_conversations: int = 1,
+) -> FloatArray:
+    """(C, K, K): each row puts weight·share_a on a over b and weight·(1 − share_a) on b over
+    a, in its ``conversation`` (all rows in one matrix without it). A share of a half is a tie,
+    a fraction an outcome predicted rather than seen."""
+    k = n_systems
+    c = np.zeros(len(a), dtype=np.int64) if conversation is None else conversation
+    share = np.asarray(share_a, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64)
+    size = n_conversations * k * k
+    out = np.bincount((c * k + a) * k + b, weights=w * share, minlength=size)
+    out += np.bincount((c * k + b) * k + a, weights=w * (1.0 - share), minlength=size)
+    matrices: FloatArray = out.astype(np.float64).reshape(n_conversations, k, k)
+    return matrices
+
+
 def win_rates(wins: FloatArray) -> FloatArray:
     """Per system, its weighted share of wins: Σ_j W[i, j] / Σ_j (W[i, j] + W[j, i]).
 
